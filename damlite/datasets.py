@@ -1,4 +1,4 @@
-"""MNIST for the Dense Associative Memory: full data, a bundled subset, targets.
+"""MNIST for Dense Associative Memories: full data, bundled subset, targets.
 
 :func:`load_mnist` returns the canonical MNIST digits in the encoding the
 models use: ``"continuous"`` (``2 x / 255 - 1`` in ``[-1, 1]``, as in Krotov &
@@ -16,9 +16,10 @@ gzipped (same name plus ``.gz``). They are looked for, in this order:
 2. the directory named by the environment variable ``DAMLITE_DATA_DIR``;
 3. the user cache, ``$XDG_CACHE_HOME/damlite/mnist`` (by default
    ``~/.cache/damlite/mnist``);
-4. only with ``download=True``: the gzipped files are fetched with ``pooch``
-   (``pip install damlite[download]``) into ``data_dir`` if given, else into
-   the user cache.
+4. only with ``download=True``: the gzipped files that the chosen directory
+   (``data_dir``, else ``$DAMLITE_DATA_DIR`` if it holds some of them, else
+   the user cache) lacks are fetched there with ``pooch``
+   (``pip install damlite[download]``) from :data:`MNIST_URL`.
 
 ``source="bundled"`` reads the stratified subset shipped inside the package
 (``damlite/data/mnist_subset.npz``: 3000 training and 1000 test digits, the
@@ -210,8 +211,8 @@ def _read_bundled() -> dict[str, np.ndarray]:
     if digest != BUNDLED_SHA256:
         raise ValueError(
             f"The bundled subset {_BUNDLED} has SHA-256 {digest}, expected "
-            f"{BUNDLED_SHA256}: it is corrupted. Reinstall damlite, or rebuild "
-            f"it with damlite.datasets.make_bundled_subset().")
+            f"{BUNDLED_SHA256}: it is corrupted. Reinstall damlite, or "
+            f"rebuild it with damlite.datasets.make_bundled_subset().")
     with np.load(_BUNDLED, allow_pickle=False) as f:
         return {k: f[k] for k in ("X_train", "y_train", "X_test", "y_test")}
 
@@ -225,7 +226,8 @@ def _fetch(url: str, fname: str, path: Path) -> Path:
     except ImportError as err:
         raise ImportError(
             "load_mnist(download=True) needs pooch: "
-            "`pip install damlite[download]` (or `pip install pooch`).") from err
+            "`pip install damlite[download]` (or `pip install pooch`)."
+        ) from err
     # The gzip files' own hashes are not pinned: the decompressed bytes are
     # checked against SHA256 afterwards, in _download.
     return Path(pooch.retrieve(url, known_hash=None, fname=fname,
@@ -251,29 +253,34 @@ def _download(directory: Path) -> None:
 # ---------------------------------------------------------------- public API
 
 def _locate(data_dir, download: bool) -> Path | None:
-    """The directory holding the full data, following the search order."""
+    """The directory holding the full data, following the search order.
+
+    With ``download``, the chosen directory (``data_dir``, else
+    ``$DAMLITE_DATA_DIR`` if it holds some of the files, else the cache)
+    gets whatever files it lacks.
+    """
     if data_dir is not None:
         directory = Path(data_dir).expanduser()
-        if download:
-            _download(directory)
-        if not _has_any(directory):
-            raise FileNotFoundError(
-                f"data_dir={str(data_dir)!r} holds none of the MNIST files. "
-                f"{_WHAT_TO_DO}")
-        return directory
-    env = os.environ.get(ENV_VAR)
-    if env:
-        directory = Path(env).expanduser()
-        if _has_any(directory):
-            return directory
-        warnings.warn(f"{ENV_VAR}={env!r} holds none of the MNIST files; "
-                      f"looking in the user cache next.", stacklevel=3)
-    cache = default_cache_dir()
-    if _has_any(cache):
-        return cache
+    else:
+        directory = None
+        env = os.environ.get(ENV_VAR)
+        if env:
+            if _has_any(Path(env).expanduser()):
+                directory = Path(env).expanduser()
+            else:
+                warnings.warn(f"{ENV_VAR}={env!r} holds none of the MNIST "
+                              f"files; looking in the user cache next.",
+                              stacklevel=3)
+        if directory is None:
+            directory = default_cache_dir()
     if download:
-        _download(cache)
-        return cache
+        _download(directory)
+    if _has_any(directory):
+        return directory
+    if data_dir is not None:
+        raise FileNotFoundError(
+            f"data_dir={str(data_dir)!r} holds none of the MNIST files. "
+            f"{_WHAT_TO_DO}")
     return None
 
 
@@ -334,8 +341,9 @@ def load_mnist(*, source="auto", data_dir=None, encoding="continuous",
     dtype : str or dtype
         Floating dtype of the images (``"binary"`` also takes signed ints).
     download : bool
-        With no full data found, fetch it with pooch into ``data_dir`` or the
-        user cache. Never done unless asked.
+        Fetch, with pooch, the files missing from ``data_dir`` (else from
+        ``$DAMLITE_DATA_DIR`` or the user cache); each is checked, and
+        deleted if bad. Never done unless asked.
 
     Returns
     -------
@@ -438,7 +446,8 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED,
                          compresslevel=9) as zf:
         for key, value in arrays.items():
-            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(key + ".npy",
+                                   date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             with zf.open(info, "w") as f:
                 np.lib.format.write_array(f, np.ascontiguousarray(value),
@@ -447,7 +456,7 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 def make_bundled_subset(data_dir, out=None, *, n_train_per_class=300,
                         n_test_per_class=100, seed=0) -> str:
-    """Build the stratified subset shipped as ``damlite/data/mnist_subset.npz``.
+    """Build the stratified subset shipped in ``damlite/data/``.
 
     From the canonical files in ``data_dir`` (checked as in
     :func:`load_mnist`), draws ``n_train_per_class`` training and
@@ -485,9 +494,11 @@ def make_bundled_subset(data_dir, out=None, *, n_train_per_class=300,
         tmp_path = Path(tmp.name)
     try:
         _save_npz(tmp_path, {
-            "X_train": raw["X_train"][idx_train], "y_train": raw["y_train"][idx_train],
+            "X_train": raw["X_train"][idx_train],
+            "y_train": raw["y_train"][idx_train],
             "idx_train": idx_train.astype(np.int32),
-            "X_test": raw["X_test"][idx_test], "y_test": raw["y_test"][idx_test],
+            "X_test": raw["X_test"][idx_test],
+            "y_test": raw["y_test"][idx_test],
             "idx_test": idx_test.astype(np.int32),
         })
         tmp_path.chmod(0o644)
