@@ -1,0 +1,22 @@
+"""damlite: the Dense Associative Memory (original and normalized) on NumPy or CuPy.
+
+>>> import damlite
+>>> dam = damlite.DenseAssociativeMemory(n_memories=20, n=3, variant="normalized")
+"""
+from ._version import __version__
+from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
+from .interactions import make_interaction
+from .model import DenseAssociativeMemory, NumericalOverflowError, NumericalUnderflowWarning, RelaxResult
+
+__all__ = [
+    "__version__",
+    "BackendUnavailableError",
+    "DenseAssociativeMemory",
+    "NumericalOverflowError",
+    "NumericalUnderflowWarning",
+    "RelaxResult",
+    "backend_info",
+    "get_backend",
+    "make_interaction",
+    "to_numpy",
+]

@@ -1,0 +1,179 @@
+"""Which array library runs the numbers: NumPy, or CuPy on a GPU.
+
+This is the only module that knows CuPy exists. Everything else asks its input
+arrays for their namespace (``xp = array_namespace(x)``) and keeps results where
+the inputs live.
+
+Backend selection
+-----------------
+``"auto"`` (the default) picks CuPy when it imports *and* a CUDA device answers a
+small allocation, otherwise NumPy. The choice is made once per process and
+announced once on standard error, with the reason. The environment variable
+``DAMLITE_BACKEND=numpy|cupy|auto`` replaces the default ``"auto"``. Asking for
+``"cupy"`` where it cannot run raises :class:`BackendUnavailableError`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namespace
+
+__all__ = [
+    "BackendUnavailableError",
+    "BackendInfo",
+    "array_namespace",
+    "backend_info",
+    "get_backend",
+    "to_numpy",
+    "to_device",
+    "resolve_dtype",
+]
+
+_VALID = ("auto", "numpy", "cupy")
+_DTYPES = ("float16", "float32", "float64")
+
+
+class BackendUnavailableError(RuntimeError):
+    """Raised when a backend is asked for explicitly but cannot run here."""
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """Which backend is active, on which device, and why."""
+
+    name: str
+    device: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"damlite backend: {self.name} on {self.device} ({self.reason})"
+
+
+_cache: dict[str, tuple[object, BackendInfo]] = {}
+_announced = False
+
+
+def _probe_cupy():
+    """Return (cupy module, device description) or raise with the reason."""
+    try:
+        import cupy  # noqa: PLC0415
+    except Exception as exc:  # ImportError, or a broken CUDA library
+        raise BackendUnavailableError(f"CuPy is not importable ({type(exc).__name__}: {exc})") from exc
+    try:
+        n_devices = cupy.cuda.runtime.getDeviceCount()
+        if n_devices < 1:
+            raise BackendUnavailableError("CuPy is installed but no CUDA device is visible")
+        probe = cupy.arange(4, dtype=cupy.float64)
+        float((probe * probe).sum())  # a real kernel launch and copy back
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+    except BackendUnavailableError:
+        raise
+    except Exception as exc:  # CUDARuntimeError, CompileException, ...
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise BackendUnavailableError(
+            f"CuPy is installed but no usable GPU ({type(exc).__name__}: {msg})"
+        ) from exc
+    return cupy, f"GPU {cupy.cuda.Device().id}: {name}"
+
+
+def _requested(name: str | None) -> str:
+    if name is None or name == "auto":
+        name = os.environ.get("DAMLITE_BACKEND", "auto").strip().lower() or "auto"
+        source = "DAMLITE_BACKEND"
+    else:
+        source = "backend"
+    if not isinstance(name, str) or name not in _VALID:
+        raise ValueError(f"{source} must be one of {_VALID}, got {name!r}")
+    return name
+
+
+def get_backend(name: str | None = "auto"):
+    """Return ``(xp, info)`` for the backend ``name`` ('auto', 'numpy' or 'cupy').
+
+    ``xp`` is an array-API compatible namespace (array_api_compat's wrapper of
+    NumPy or CuPy); ``info`` is a :class:`BackendInfo`.
+    """
+    global _announced
+    requested = _requested(name)
+    if requested in _cache:
+        return _cache[requested]
+    import array_api_compat.numpy as xp_numpy  # noqa: PLC0415
+
+    if requested == "numpy":
+        result = (xp_numpy, BackendInfo("numpy", "cpu", "asked for NumPy"))
+    elif requested == "cupy":
+        cupy, device = _probe_cupy()  # raises BackendUnavailableError with the reason
+        import array_api_compat.cupy as xp_cupy  # noqa: PLC0415
+
+        result = (xp_cupy, BackendInfo("cupy", device, "asked for CuPy"))
+    else:
+        try:
+            cupy, device = _probe_cupy()
+            import array_api_compat.cupy as xp_cupy  # noqa: PLC0415
+
+            result = (xp_cupy, BackendInfo("cupy", device, "CuPy found a usable GPU"))
+        except BackendUnavailableError as exc:
+            result = (xp_numpy, BackendInfo("numpy", "cpu", str(exc)))
+        if not _announced and not os.environ.get("DAMLITE_QUIET"):
+            print(str(result[1]), file=sys.stderr)
+            _announced = True
+    _cache[requested] = result
+    return result
+
+
+def backend_info(name: str | None = "auto") -> BackendInfo:
+    """Describe the backend that ``name`` resolves to: name, device and reason.
+
+    Examples
+    --------
+    >>> import damlite
+    >>> damlite.backend_info("numpy").name
+    'numpy'
+    """
+    return get_backend(name)[1]
+
+
+def to_numpy(x) -> np.ndarray:
+    """Copy an array from any supported library (NumPy, CuPy, array-api-strict) to NumPy."""
+    if isinstance(x, np.ndarray) or np.isscalar(x):
+        return np.asarray(x)
+    xp = array_namespace(x)
+    if is_cupy_namespace(xp):
+        return x.get()
+    if is_numpy_namespace(xp):
+        return np.asarray(x)
+    if hasattr(x, "to_device") and "array_api_strict" in type(x).__module__:
+        import array_api_strict  # noqa: PLC0415
+
+        x = x.to_device(array_api_strict.Device("CPU_DEVICE"))
+    return np.asarray(x)
+
+
+def to_device(x, xp, device=None, dtype=None):
+    """Move host data ``x`` into namespace ``xp`` (on ``device``), with ``dtype``."""
+    if device is None:
+        return xp.asarray(x, dtype=dtype)
+    return xp.asarray(x, dtype=dtype, device=device)
+
+
+def resolve_dtype(xp, dtype):
+    """Map 'float16'/'float32'/'float64' (or an xp dtype) to the dtype object of ``xp``."""
+    if isinstance(dtype, str):
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        return getattr(xp, dtype)
+    for name in _DTYPES:
+        if dtype == getattr(xp, name):
+            return dtype
+    raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+
+
+def itemsize_of(dtype) -> int:
+    """Bytes per element of a float dtype from any array library."""
+    name = str(dtype).rsplit(".", 1)[-1].strip("'>")
+    return {"float16": 2, "float32": 4, "float64": 8}.get(name, 8)

@@ -1,0 +1,419 @@
+"""The estimator: one Dense Associative Memory, original or normalized.
+
+``variant`` selects where the scale factors sit (the paper's modification):
+
+=============  ==================  =============  ===================
+variant        update scale a      beta_in        beta_out
+=============  ==================  =============  ===================
+"original"     1                   1              1 / T**n
+"normalized"   1 / N               1 / (N T)      1
+=============  ==================  =============  ===================
+
+Update: xi_i <- sign sum_mu [F(a(zeta_i + s)) - F(a(-zeta_i + s))].
+Learning: C = tanh(beta_out sum_mu [F(beta_in(zeta_i + s)) - F(beta_in(-zeta_i + s))]).
+For an interaction homogeneous of degree n both variants make the same updates
+and, with the betas above at equal T, compute the same C (the paper's theorems).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from .backend import get_backend, resolve_dtype, to_numpy
+from .interactions import make_interaction
+from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, relax, quiet_numpy
+from .training import train_memories
+from .validation import check_positive, check_random_state, check_states
+
+__all__ = ["DenseAssociativeMemory", "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult"]
+
+VARIANTS = ("original", "normalized")
+SCALINGS = ("fixed", "adaptive")
+_MAX = {"float16": 65504.0, "float32": 3.4028235e38, "float64": 1.7976931348623157e308}
+
+
+class NumericalOverflowError(FloatingPointError):
+    """The network's numbers left the floating-point range (inf or NaN)."""
+
+
+class NumericalUnderflowWarning(RuntimeWarning):
+    """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
+
+
+class RelaxResult(NamedTuple):
+    """Relaxed states (B, N), a (B,) mask of states at a fixed point, sweeps run."""
+
+    states: object
+    converged: object
+    n_sweeps: int
+
+
+class DenseAssociativeMemory:
+    """Dense Associative Memory (Krotov & Hopfield 2016) with the paper's normalization.
+
+    Parameters
+    ----------
+    n_memories : int
+        K, the number of memory vectors.
+    interaction : {"rectified_polynomial", "polynomial", "leaky_rectified_polynomial", "exponential"}
+    n : int
+        Interaction vertex (the power of the polynomial interactions).
+    variant : {"normalized", "original"}
+        Where the scale factors sit (see the module docstring).
+    temperature : float
+        T > 0; beta_out = 1/T**n (original) or beta_in = 1/(N T) (normalized).
+    error_exponent : int
+        m >= 1 in the loss sum (t - C)**(2m).
+    scaling : {"fixed", "adaptive"}
+        "adaptive" divides each neuron's arguments by their largest magnitude
+        before F in updates: exact signs for homogeneous F at any n.
+    epsilon : float
+        Slope of the leaky rectified polynomial for x < 0.
+    init_mean, init_std : float
+        Memories start as N(init_mean, init_std**2) draws, clipped to [-1, 1].
+    backend : {"auto", "numpy", "cupy"}
+    dtype : {"float64", "float32", "float16"}
+    random_state : None, int or numpy.random.Generator
+    memory_budget : int
+        Bytes allowed for the largest intermediate tensors (work is chunked).
+
+    Attributes
+    ----------
+    memories_ : array of shape (K, N)
+        The memory vectors (settable).
+    loss_curve_ : ndarray of shape (epochs,)
+    classes_ : ndarray, set by ``fit(X, y)``
+
+    Examples
+    --------
+    >>> import numpy as np, damlite
+    >>> rng = np.random.default_rng(0)
+    >>> patterns = np.where(rng.random((5, 64)) < 0.5, -1.0, 1.0)
+    >>> dam = damlite.DenseAssociativeMemory(10, n=4, backend="numpy", random_state=0)
+    >>> dam = dam.fit(patterns, epochs=150, learning_rate=0.1, temperature=None)
+    >>> noisy = patterns.copy(); noisy[:, :6] *= -1
+    >>> bool((damlite.to_numpy(dam.relax(noisy).states) == patterns).all())
+    True
+    """
+
+    def __init__(
+        self,
+        n_memories=100,
+        *,
+        interaction="rectified_polynomial",
+        n=2,
+        variant="normalized",
+        temperature=1.0,
+        error_exponent=1,
+        scaling="fixed",
+        epsilon=1e-2,
+        init_mean=0.0,
+        init_std=0.1,
+        backend="auto",
+        dtype="float64",
+        random_state=None,
+        memory_budget=DEFAULT_MEMORY_BUDGET,
+    ):
+        self.n_memories = n_memories
+        self.interaction = interaction
+        self.n = n
+        self.variant = variant
+        self.temperature = temperature
+        self.error_exponent = error_exponent
+        self.scaling = scaling
+        self.epsilon = epsilon
+        self.init_mean = init_mean
+        self.init_std = init_std
+        self.backend = backend
+        self.dtype = dtype
+        self.random_state = random_state
+        self.memory_budget = memory_budget
+
+    # ------------------------------------------------------------------ setup
+    def _validate_params(self):
+        if isinstance(self.n_memories, bool) or not isinstance(self.n_memories, (int, np.integer)) or self.n_memories < 1:
+            raise ValueError(f"n_memories must be an integer K >= 1, got {self.n_memories!r}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
+        check_positive(self.temperature, "temperature")
+        m = self.error_exponent
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+            raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
+        self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon)
+        if self.scaling == "adaptive" and self.interaction_.degree is None:
+            raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
+        self.xp_, self.backend_info_ = get_backend(self.backend)
+        self.dtype_ = resolve_dtype(self.xp_, self.dtype)
+        if self.dtype == "float16" and self.variant == "original":
+            raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
+
+    def _ensure_setup(self):
+        if not hasattr(self, "xp_"):
+            self._validate_params()
+
+    def _degree_for_beta(self):
+        degree = self.interaction_.degree
+        if degree is None:
+            degree = getattr(self.interaction_, "n", 1)
+        return degree
+
+    def scales(self, n_features, temperature=None):
+        """Return (update scale a, beta_in, beta_out) for N = n_features (see module doc)."""
+        self._ensure_setup()
+        T = self.temperature if temperature is None else temperature
+        check_positive(T, "temperature")
+        if self.variant == "original":
+            return 1.0, 1.0, float(T) ** (-self._degree_for_beta())
+        return 1.0 / n_features, 1.0 / (n_features * float(T)), 1.0
+
+    def _init_memories(self, n_features):
+        rng = check_random_state(self.random_state)
+        host = np.clip(rng.normal(self.init_mean, self.init_std, size=(self.n_memories, n_features)), -1.0, 1.0)
+        self.memories_ = host
+        return rng
+
+    # --------------------------------------------------------------- memories
+    @property
+    def memories_(self):
+        if not hasattr(self, "_memories"):
+            raise AttributeError("memories_ is not set: call fit() or assign memories_ first")
+        return self._memories
+
+    @memories_.setter
+    def memories_(self, value):
+        self._ensure_setup()
+        arr = self._to_backend(value, "memories_")
+        if arr.ndim != 2 or arr.shape[0] != self.n_memories:
+            raise ValueError(f"memories_ must have shape (n_memories={self.n_memories}, N), got {tuple(arr.shape)}")
+        if not bool(self.xp_.all(self.xp_.isfinite(arr))):
+            raise ValueError("memories_ contains NaN or inf")
+        self._memories = arr
+
+    def _to_backend(self, value, name):
+        xp = self.xp_
+        try:
+            return xp.asarray(value, dtype=self.dtype_)
+        except Exception:
+            return xp.asarray(to_numpy(value), dtype=self.dtype_)
+
+    @property
+    def n_features_(self):
+        return self.memories_.shape[1]
+
+    # ------------------------------------------------------------ numerics
+    def _nonfinite(self, what, N):
+        degree = self.interaction_.degree
+        dtype = str(self.dtype)
+        hint = ""
+        if degree is not None and self.variant == "original":
+            hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = {float(N) ** degree:.3g}"
+                    f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
+        return NumericalOverflowError(
+            f"{what} overflowed: inf/NaN in the {self.variant} network with N={N}, n={self.n}, "
+            f"interaction={self.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
+            "a wider dtype, or scaling='adaptive' (updates)."
+        )
+
+    def _warn_underflow(self, N):
+        warnings.warn(
+            f"underflow: terms of the energy difference rounded to 0 in the {self.variant} network "
+            f"(N={N}, n={self.n}, dtype={self.dtype}); some updates were decided by sign(0). "
+            "Use scaling='adaptive' or a wider dtype.",
+            NumericalUnderflowWarning,
+            stacklevel=3,
+        )
+
+    # -------------------------------------------------------------- dynamics
+    def energy_difference(self, states):
+        """Delta_i = sum_mu F(a(zeta_i + s)) - F(a(-zeta_i + s)) for each state and neuron, (B, N).
+
+        Its sign is the update of neuron i; a = 1 (original) or 1/N (normalized).
+        """
+        mem = self.memories_
+        N = mem.shape[1]
+        xi = check_states(states, self.xp_, self.dtype_, N, "states")
+        a = self.scales(N)[0]
+        with quiet_numpy():
+            delta, underflow = energy_difference(
+                mem[None], xi, self.interaction_, a, rescale=self.scaling == "adaptive",
+                memory_budget=self.memory_budget, return_underflow=True,
+            )
+        if not bool(self.xp_.all(self.xp_.isfinite(delta))):
+            raise self._nonfinite("energy_difference", N)
+        if bool(underflow[0]):
+            self._warn_underflow(N)
+        return delta[0]
+
+    def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None):
+        """Relax ±1 states to a fixed point of the update (at most ``max_sweeps`` sweeps).
+
+        ``mode="async"``: one neuron at a time in a fresh random order per sweep
+        (the paper; seeded by ``random_state``, default: the estimator's).
+        ``mode="sync"``: all neurons at once. ``zero_sign`` is sign(0): +1 (the
+        paper), -1, or "keep". Returns a :class:`RelaxResult`.
+        """
+        mem = self.memories_
+        N = mem.shape[1]
+        xi = check_states(states, self.xp_, self.dtype_, N, "states")
+        check_positive(max_sweeps, "max_sweeps", integer=True)
+        seed = self.random_state if random_state is None else random_state
+        if isinstance(seed, np.random.Generator):
+            seed = seed.integers(2**63)
+        out, converged, sweeps, finite = relax(
+            mem[None], xi, self.interaction_, self.scales(N)[0], mode=mode, max_sweeps=max_sweeps,
+            zero_sign=zero_sign, rescale=self.scaling == "adaptive", random_state=seed,
+            memory_budget=self.memory_budget,
+        )
+        if not bool(finite[0]):
+            raise self._nonfinite("relax", N)
+        return RelaxResult(out[0], converged[0], sweeps)
+
+    # --------------------------------------------------------------- learning
+    def _learning_problem(self, X, y=None):
+        """(probes, targets, neurons, clamp) for autoassociative (y None) or classification."""
+        xp = self.xp_
+        if y is None:
+            N = self.memories_.shape[1] if hasattr(self, "_memories") else None
+            xi = check_states(X, xp, self.dtype_, N, "X")
+            return xi, xi, slice(None), slice(None)
+        X = check_states(X, xp, self.dtype_, None, "X", bipolar=False)
+        labels = np.asarray(to_numpy(y)).reshape(-1)
+        if labels.shape[0] != X.shape[0]:
+            raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
+        if not hasattr(self, "classes_"):
+            self.classes_ = np.unique(labels)
+        index = np.searchsorted(self.classes_, labels)
+        if np.any(index >= len(self.classes_)) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != labels):
+            raise ValueError("y contains labels not seen in the first fit")
+        C = len(self.classes_)
+        targets = -np.ones((labels.shape[0], C))
+        targets[np.arange(labels.shape[0]), index] = 1.0
+        n_in = X.shape[1]
+        probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=self.dtype_)], axis=1)
+        return probes, self._to_backend(targets, "y"), slice(n_in, n_in + C), slice(0, n_in)
+
+    def loss(self, X, y=None):
+        """L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m) on X (targets: X itself, or y's one-hot)."""
+        probes, targets, neurons, _ = self._learning_problem(X, y)
+        N = self.memories_.shape[1]
+        _, b_in, b_out = self.scales(N)
+        loss, _, finite = loss_and_gradient(
+            self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
+            error_exponent=self.error_exponent, neurons=neurons, gradient=False, memory_budget=self.memory_budget,
+        )
+        if not bool(finite[0]):
+            raise self._nonfinite("loss", N)
+        return float(to_numpy(loss)[0])
+
+    def loss_gradient(self, X, y=None):
+        """dL/dzeta, shape (K, N), derived by hand (see :func:`damlite.network.loss_and_gradient`)."""
+        probes, targets, neurons, _ = self._learning_problem(X, y)
+        N = self.memories_.shape[1]
+        _, b_in, b_out = self.scales(N)
+        _, grad, finite = loss_and_gradient(
+            self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
+            error_exponent=self.error_exponent, neurons=neurons, memory_budget=self.memory_budget,
+        )
+        if not bool(finite[0]):
+            raise self._nonfinite("loss_gradient", N)
+        return grad[0]
+
+    def fit(self, X, y=None, *, epochs=100, learning_rate=0.1, lr_decay=1.0, momentum=0.0, batch_size=None,
+            normalize_step=True, clamp=True, neurons=None, warm_start=False, progress=False, temperature=None):
+        """Train the memories by gradient descent on :meth:`loss`.
+
+        Parameters
+        ----------
+        X : array (B, N)
+            ±1 patterns to store (y None), or inputs in [-1, 1] to classify.
+        y : array (B,), optional
+            Class labels: memories get one extra neuron per class, only the
+            class neurons are evaluated (from the all -1 label state) and left
+            unclamped.
+        epochs, learning_rate, lr_decay, momentum, batch_size
+            The optimiser (see :mod:`damlite.training`); lr decays per epoch.
+        normalize_step : bool
+            Divide each memory's step by its largest entry (Krotov & Hopfield).
+        clamp : bool
+            Keep memory entries of the input neurons in [-1, 1].
+        neurons : slice, optional
+            Train only these neurons' predictions (autoassociative mode).
+        warm_start : bool
+            Continue from the current memories instead of re-initialising.
+        temperature : ignored unless not None: a shortcut to set ``self.temperature``.
+        progress : bool
+            Show a progress bar.
+        """
+        if temperature is not None:
+            self.temperature = temperature
+        self._validate_params()
+        check_positive(learning_rate, "learning_rate")
+        check_positive(epochs, "epochs", integer=True)
+        if not (0 < lr_decay <= 1):
+            raise ValueError(f"lr_decay must be in (0, 1], got {lr_decay!r}")
+        if not (0 <= momentum < 1):
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        if batch_size is not None:
+            check_positive(batch_size, "batch_size", integer=True)
+        if not warm_start:
+            for attr in ("_memories", "classes_"):
+                if hasattr(self, attr):
+                    delattr(self, attr)
+        probes, targets, train_neurons, clamp_slice = self._learning_problem(X, y)
+        N = probes.shape[1]
+        if neurons is not None:
+            if y is not None:
+                raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
+            train_neurons = neurons if isinstance(neurons, slice) else slice(*neurons)
+            targets = targets[:, train_neurons]
+        rng = check_random_state(self.random_state)
+        if not hasattr(self, "_memories"):
+            rng = self._init_memories(N)
+        _, b_in, b_out = self.scales(N)
+        result = train_memories(
+            self.memories_[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
+            learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
+            batch_size=batch_size, error_exponent=self.error_exponent, neurons=train_neurons,
+            normalize_step=normalize_step, clamp=clamp_slice if clamp else None,
+            random_state=rng.integers(2**63), progress=progress, memory_budget=self.memory_budget,
+        )
+        if not result.finite[0]:
+            raise self._nonfinite(f"fit (epoch {int(result.failed_epoch[0])})", N)
+        self._memories = result.memories[0]
+        self.loss_curve_ = result.loss[:, 0]
+        self.fit_seconds_ = result.seconds
+        return self
+
+    # ---------------------------------------------------------- classification
+    def decision_function(self, X):
+        """C for each class neuron from the all -1 label state, shape (B, n_classes)."""
+        if not hasattr(self, "classes_"):
+            raise AttributeError("decision_function needs a classifier: call fit(X, y) first")
+        C = len(self.classes_)
+        probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], np.shape(X)[0]))
+        N = self.memories_.shape[1]
+        _, b_in, b_out = self.scales(N)
+        with quiet_numpy():
+            delta = energy_difference(self.memories_[None], probes, self.interaction_, b_in,
+                                      neurons=neurons, memory_budget=self.memory_budget)[0]
+        if not bool(self.xp_.all(self.xp_.isfinite(delta))):
+            raise self._nonfinite("decision_function", N)
+        assert delta.shape[1] == C
+        return self.xp_.tanh(b_out * delta)
+
+    def predict(self, X):
+        """Class with the largest class-neuron output (argmax), as a NumPy array of labels."""
+        scores = to_numpy(self.decision_function(X))
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X, y):
+        """Accuracy of :meth:`predict` on (X, y)."""
+        return float(np.mean(self.predict(X) == np.asarray(to_numpy(y)).reshape(-1)))
+
+    def __repr__(self):
+        return (f"DenseAssociativeMemory(n_memories={self.n_memories}, interaction={self.interaction!r}, "
+                f"n={self.n}, variant={self.variant!r}, temperature={self.temperature}, dtype={self.dtype!r})")

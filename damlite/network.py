@@ -1,0 +1,318 @@
+"""The Dense Associative Memory's kernels: energy differences, relaxation, loss, gradient.
+
+All functions work on a *batch of G independent networks* at once and take
+arrays from any array-API library (NumPy, CuPy, array-api-strict); results stay
+in the library and on the device of the inputs.
+
+Shapes: memories ``(G, K, N)``; states ``(G, B, N)`` or ``(B, N)`` (shared by all
+networks); per-network scalars (``scale``, ``beta_in``, ``beta_out``) are Python
+floats or arrays of shape ``(G,)``. ``neurons`` is a ``slice`` of the N neurons
+to evaluate (default: all), e.g. ``slice(784, 794)`` for MNIST's class neurons.
+
+For neuron i, memory mu and state xi, with d = zeta^mu . xi (the full dot
+product, computed once) and s = d - zeta^mu_i xi_i (the dot product without
+neuron i), the two arguments of F are ``u+ = a (s + zeta^mu_i)`` and
+``u- = a (s - zeta^mu_i)``. Every kernel costs O(G B K N).
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import numpy as np
+
+from .backend import array_namespace, itemsize_of
+
+__all__ = [
+    "DEFAULT_MEMORY_BUDGET",
+    "similarities",
+    "energy_difference",
+    "relax",
+    "loss_and_gradient",
+    "per_network_scalar",
+]
+
+#: Bytes the largest intermediate (G x B x K x M) tensors may take; work is chunked over B.
+DEFAULT_MEMORY_BUDGET = 512 * 2**20
+
+
+@contextmanager
+def quiet_numpy():
+    """Silence NumPy's overflow/underflow warnings: damlite checks results itself."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        yield
+
+
+def per_network_scalar(value, xp, G, dtype, device=None):
+    """A Python float or a length-G sequence as an xp array of shape (G, 1, 1) in ``dtype``."""
+    if isinstance(value, (int, float)):
+        arr = xp.full((G,), float(value), dtype=dtype, device=device)
+    else:
+        try:
+            arr = xp.asarray(value, dtype=dtype, device=device)
+        except Exception:  # a NumPy array headed for another namespace
+            arr = xp.asarray(np.asarray(value, dtype=np.float64), dtype=dtype, device=device)
+        arr = xp.reshape(arr, (-1,))
+        if arr.shape[0] == 1 and G != 1:
+            arr = xp.broadcast_to(arr, (G,))
+        if arr.shape[0] != G:
+            raise ValueError(f"per-network values must have length {G}, got {arr.shape[0]}")
+    return xp.reshape(arr, (G, 1, 1))
+
+
+def _batched_states(states, G):
+    xp = array_namespace(states)
+    if states.ndim == 2:
+        return xp.broadcast_to(states[None, ...], (G, *states.shape))
+    return states
+
+
+def similarities(memories, states):
+    """Dot products d[g, b, mu] = sum_j zeta^mu_j xi_j, shape (G, B, K)."""
+    xp = array_namespace(memories, states)
+    return xp.matmul(_batched_states(states, memories.shape[0]), xp.matrix_transpose(memories))
+
+
+def _row_chunks(B, bytes_per_row, budget):
+    rows = max(1, int(budget // max(bytes_per_row, 1)))
+    for start in range(0, B, rows):
+        yield slice(start, min(B, start + rows))
+
+
+def _pair_arguments(memories, states, d, cols, scale):
+    """u+ and u- of shape (G, B, K, M) for the neurons in ``cols`` (see module doc)."""
+    zeta = memories[:, :, cols][:, None, :, :]  # (G, 1, K, M)
+    xi = states[:, :, cols][:, :, None, :]  # (G, B, 1, M)
+    s = d[..., None] - zeta * xi
+    a = scale[..., None]  # (G, 1, 1, 1)
+    return a * (s + zeta), a * (s - zeta)
+
+
+def _adaptive_rescale(plus, minus):
+    """Divide both arguments by their largest magnitude over the memories (per neuron).
+
+    For an interaction homogeneous of degree k this multiplies the energy
+    difference by c**-k > 0, so its sign is exact while the largest term is 1.
+    """
+    xp = array_namespace(plus)
+    c = xp.maximum(xp.max(xp.abs(plus), axis=2, keepdims=True), xp.max(xp.abs(minus), axis=2, keepdims=True))
+    c = xp.where(c > 0, c, xp.ones_like(c))
+    return plus / c, minus / c
+
+
+def energy_difference(
+    memories,
+    states,
+    interaction,
+    scale=1.0,
+    *,
+    neurons=slice(None),
+    rescale=False,
+    memory_budget=DEFAULT_MEMORY_BUDGET,
+    return_underflow=False,
+):
+    """Energy differences Delta[g, b, i] = sum_mu F(u+) - F(u-), shape (G, B, M).
+
+    ``scale`` is the similarity scale a (1 for the original network, 1/N for the
+    normalized one). With ``rescale=True`` each neuron's arguments are divided by
+    their largest magnitude first (exact signs for homogeneous F at any n).
+    ``return_underflow=True`` also returns a (G,) boolean: some F(u) rounded to 0
+    where it is mathematically non-zero, for an entry whose Delta is exactly 0.
+    """
+    xp = array_namespace(memories, states)
+    G, K, N = memories.shape
+    states = _batched_states(states, G)
+    B = states.shape[1]
+    scale = per_network_scalar(scale, xp, G, memories.dtype, device=getattr(memories, "device", None))
+    cols = neurons if isinstance(neurons, slice) else slice(*neurons)
+    M = len(range(*cols.indices(N)))
+    d = similarities(memories, states)
+    out, underflow = [], xp.zeros((G,), dtype=xp.bool, device=getattr(memories, "device", None))
+    itemsize = itemsize_of(memories.dtype)
+    with quiet_numpy():
+        for rows in _row_chunks(B, 6 * G * K * M * itemsize, memory_budget):
+            plus, minus = _pair_arguments(memories, states[:, rows, ...], d[:, rows, ...], cols, scale)
+            if rescale:
+                plus, minus = _adaptive_rescale(plus, minus)
+            f_plus, f_minus = interaction(plus), interaction(minus)
+            delta = xp.sum(f_plus - f_minus, axis=2)
+            if return_underflow and bool(xp.any(delta == 0)):
+                lost = (f_plus == 0) & interaction.support(plus) | (f_minus == 0) & interaction.support(minus)
+                lost = xp.any(lost, axis=2) & (delta == 0)
+                underflow = underflow | xp.any(xp.reshape(lost, (G, -1)), axis=1)
+            out.append(delta)
+    delta = out[0] if len(out) == 1 else xp.concat(out, axis=1)
+    return (delta, underflow) if return_underflow else delta
+
+
+def _sign(delta, current, zero_sign):
+    """sign(Delta) as +-1 with the convention for Delta == 0: +1, -1 or 'keep' (current)."""
+    xp = array_namespace(delta)
+    one = xp.ones_like(current)
+    if zero_sign == "keep":
+        tie = current
+    else:
+        tie = one if zero_sign == 1 else -one
+    return xp.where(delta > 0, one, xp.where(delta < 0, -one, tie))
+
+
+def _gather_columns(x, flat_index, G, N):
+    """x (G, A, N) -> x with its last axis reordered per network by ``flat_index``."""
+    xp = array_namespace(x)
+    A = x.shape[1]
+    xt = xp.reshape(xp.permute_dims(x, (0, 2, 1)), (G * N, A))
+    xt = xp.take(xt, flat_index, axis=0)
+    return xp.permute_dims(xp.reshape(xt, (G, N, A)), (0, 2, 1))
+
+
+def relax(
+    memories,
+    states,
+    interaction,
+    scale=1.0,
+    *,
+    mode="async",
+    max_sweeps=100,
+    zero_sign=1,
+    rescale=False,
+    random_state=None,
+    memory_budget=DEFAULT_MEMORY_BUDGET,
+):
+    """Relax ±1 ``states`` under the update xi_i <- sign(Delta_i) until nothing changes.
+
+    ``mode="async"`` updates one neuron at a time in a random order drawn afresh
+    each sweep (per network, from ``random_state``), keeping the dot products up
+    to date with a rank-one correction; ``mode="sync"`` updates all neurons of a
+    state at once. Stops after a sweep that changes nothing, or ``max_sweeps``.
+
+    Returns ``(states, converged, n_sweeps, finite)``: relaxed states (G, B, N),
+    a (G, B) mask of states that reached a fixed point, the number of sweeps run,
+    and a (G,) mask of networks whose energy differences stayed finite.
+    """
+    xp = array_namespace(memories, states)
+    G, K, N = memories.shape
+    device = getattr(memories, "device", None)
+    states = xp.asarray(_batched_states(states, G), copy=True)
+    B = states.shape[1]
+    finite = xp.ones((G,), dtype=xp.bool, device=device)
+    converged = xp.zeros((G, B), dtype=xp.bool, device=device)
+    if mode not in ("async", "sync"):
+        raise ValueError(f"mode must be 'async' or 'sync', got {mode!r}")
+    if zero_sign not in (1, -1, "keep"):
+        raise ValueError(f"zero_sign must be 1, -1 or 'keep', got {zero_sign!r}")
+    rng = np.random.default_rng(random_state)
+    scale_arr = per_network_scalar(scale, xp, G, memories.dtype, device=device)
+    sweeps = 0
+    with quiet_numpy():
+        for sweeps in range(1, max_sweeps + 1):
+            if mode == "sync":
+                delta = energy_difference(memories, states, interaction, scale_arr[:, 0, 0],
+                                          rescale=rescale, memory_budget=memory_budget)
+                finite = finite & xp.all(xp.reshape(xp.isfinite(delta), (G, -1)), axis=1)
+                new = _sign(delta, states, zero_sign)
+                changed = xp.any(new != states, axis=2)
+                states = new
+            else:
+                perm = np.argsort(rng.random((G, N)), axis=1)
+                flat = np.arange(G)[:, None] * N + perm
+                flat_dev = xp.asarray(flat.reshape(-1), device=device)
+                inverse = xp.asarray((np.arange(G)[:, None] * N + np.argsort(perm, axis=1)).reshape(-1), device=device)
+                mem_p = _gather_columns(memories, flat_dev, G, N)
+                st_p = _gather_columns(states, flat_dev, G, N)
+                d = similarities(mem_p, st_p)  # (G, B, K)
+                changed = xp.zeros((G, B), dtype=xp.bool, device=device)
+                for t in range(N):
+                    z = mem_p[:, None, :, t]  # (G, 1, K)
+                    x = st_p[:, :, t]  # (G, B)
+                    s = d - z * x[..., None]
+                    plus, minus = scale_arr * (s + z), scale_arr * (s - z)
+                    if rescale:
+                        plus, minus = _adaptive_rescale(plus[..., None], minus[..., None])
+                        plus, minus = plus[..., 0], minus[..., 0]
+                    delta = xp.sum(interaction(plus) - interaction(minus), axis=2)  # (G, B)
+                    finite = finite & xp.all(xp.isfinite(delta), axis=1)
+                    new = _sign(delta, x, zero_sign)
+                    changed = changed | (new != x)
+                    d = s + z * new[..., None]
+                    st_p[:, :, t] = new
+                states = _gather_columns(st_p, inverse, G, N)
+            converged = ~changed
+            if not bool(xp.any(changed)):
+                break
+    return states, converged, sweeps, finite
+
+
+def loss_and_gradient(
+    memories,
+    probes,
+    targets,
+    interaction,
+    beta_in=1.0,
+    beta_out=1.0,
+    *,
+    error_exponent=1,
+    neurons=slice(None),
+    gradient=True,
+    memory_budget=DEFAULT_MEMORY_BUDGET,
+):
+    """The learning rule's loss and its gradient with respect to the memories.
+
+    L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m), with
+    C_{a,i} = tanh(beta_out * sum_mu [F(beta_in (s + zeta_i)) - F(beta_in (s - zeta_i))])
+    and s = sum_{j != i} zeta_j xi_{a,j}, for the neurons i in ``neurons``.
+    ``probes`` (the xi) and ``targets`` (the t, shape (B, M) or (G, B, M)) are
+    the same array for autoassociative training. Derived by hand:
+
+    dL/dzeta_{mu,k} = beta_out beta_in sum_a [ g_{a,k} (Q - xi_{a,k} P)_{a,mu,k}
+                      + xi_{a,k} sum_i g_{a,i} P_{a,mu,i} ],
+    g = -2m (t - C)**(2m-1) (1 - C**2), P/Q = F'(u+) -/+ F'(u-) (the first term
+    only for k in ``neurons``).
+
+    Returns ``(loss (G,), gradient (G, K, N) or None, finite (G,))``.
+    """
+    xp = array_namespace(memories, probes)
+    G, K, N = memories.shape
+    device = getattr(memories, "device", None)
+    probes = _batched_states(probes, G)
+    targets = _batched_states(targets, G)
+    B = probes.shape[1]
+    cols = neurons if isinstance(neurons, slice) else slice(*neurons)
+    M = len(range(*cols.indices(N)))
+    if targets.shape[-1] != M:
+        raise ValueError(f"targets must have {M} columns (one per evaluated neuron), got {targets.shape[-1]}")
+    b_in = per_network_scalar(beta_in, xp, G, memories.dtype, device=device)
+    b_out = per_network_scalar(beta_out, xp, G, memories.dtype, device=device)
+    two_m = 2 * int(error_exponent)
+    d = similarities(memories, probes)
+    loss = xp.zeros((G,), dtype=memories.dtype, device=device)
+    grad = xp.zeros_like(memories) if gradient else None
+    grad_cols = xp.zeros((G, K, M), dtype=memories.dtype, device=device) if gradient else None
+    itemsize = itemsize_of(memories.dtype)
+    with quiet_numpy():
+        for rows in _row_chunks(B, 8 * G * K * M * itemsize, memory_budget):
+            xi = probes[:, rows, ...]
+            plus, minus = _pair_arguments(memories, xi, d[:, rows, ...], cols, b_in)
+            if gradient:
+                f_plus, df_plus = interaction.value_and_derivative(plus)
+                f_minus, df_minus = interaction.value_and_derivative(minus)
+            else:
+                f_plus, f_minus = interaction(plus), interaction(minus)
+            h = b_out * xp.sum(f_plus - f_minus, axis=2)  # (G, b, M)
+            c = xp.tanh(h)
+            err = targets[:, rows, ...] - c
+            loss = loss + xp.sum(xp.reshape(err ** two_m, (G, -1)), axis=1)
+            if not gradient:
+                continue
+            g = -two_m * err ** (two_m - 1) * (1 - c * c)  # dL/dh, (G, b, M)
+            p = df_plus - df_minus  # (G, b, K, M)
+            q = df_plus + df_minus
+            xi_cols = xi[:, :, cols][:, :, None, :]
+            grad_cols = grad_cols + xp.sum(g[:, :, None, :] * (q - xi_cols * p), axis=1)
+            r = xp.sum(g[:, :, None, :] * p, axis=3)  # (G, b, K)
+            grad = grad + xp.matmul(xp.matrix_transpose(r), xi)
+    finite = xp.isfinite(loss)
+    if gradient:
+        grad[:, :, cols] = grad[:, :, cols] + grad_cols
+        grad = (b_out * b_in) * grad
+        finite = finite & xp.all(xp.reshape(xp.isfinite(grad), (G, -1)), axis=1)
+    return loss, grad, finite

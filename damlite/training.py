@@ -1,0 +1,135 @@
+"""Gradient descent on the memories of G networks at once (Krotov & Hopfield's optimiser).
+
+One epoch visits the training items in minibatches. For each minibatch:
+
+    v    <- momentum * v - dL/dzeta                     (velocity)
+    step <- v / max_i |v_{mu,i}|  (per memory, floor 1e-30) if normalize_step else v
+    zeta <- clip(zeta + lr * step, -1, 1)               (clamped neurons only)
+
+and after each epoch ``lr <- lr * lr_decay``. Learning rate, temperature and
+seed may differ between the G networks; the minibatch order is shared by them
+(one shuffle per epoch from ``random_state``: common random numbers across a grid).
+A network whose loss or gradient stops being finite is frozen and reported.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from .backend import array_namespace, to_numpy
+from .network import DEFAULT_MEMORY_BUDGET, loss_and_gradient, per_network_scalar, quiet_numpy
+
+__all__ = ["TrainingResult", "train_memories"]
+
+_STEP_FLOOR = 1e-30
+
+
+@dataclass
+class TrainingResult:
+    """What :func:`train_memories` returns."""
+
+    memories: object  # (G, K, N) array in the input's namespace
+    loss: np.ndarray  # (epochs, G) loss summed over each epoch's minibatches
+    finite: np.ndarray  # (G,) False where the network's numbers overflowed
+    failed_epoch: np.ndarray  # (G,) first epoch with non-finite numbers, -1 if none
+    learning_rate: np.ndarray  # (epochs, G) learning rate used in each epoch
+    seconds: float = 0.0
+
+
+def train_memories(
+    memories,
+    probes,
+    targets,
+    interaction,
+    *,
+    beta_in=1.0,
+    beta_out=1.0,
+    learning_rate=0.1,
+    lr_decay=1.0,
+    momentum=0.0,
+    epochs=100,
+    batch_size=None,
+    error_exponent=1,
+    neurons=slice(None),
+    normalize_step=True,
+    clamp=slice(None),
+    random_state=None,
+    progress=False,
+    callback=None,
+    memory_budget=DEFAULT_MEMORY_BUDGET,
+):
+    """Train G networks' memories (G, K, N) on ``probes`` (B, N) against ``targets``.
+
+    ``targets`` holds the wanted values of the ``neurons`` evaluated (B, M);
+    ``clamp`` is the slice of neurons whose memory entries are kept in [-1, 1]
+    (``None`` clamps nothing). ``learning_rate`` and the betas are floats or
+    length-G sequences. ``callback(epoch, memories, loss)`` runs after each epoch;
+    returning True stops training. Returns a :class:`TrainingResult`.
+    """
+    xp = array_namespace(memories, probes)
+    G, K, N = memories.shape
+    B = probes.shape[-2]
+    device = getattr(memories, "device", None)
+    dtype = memories.dtype
+    lr = np.broadcast_to(np.asarray(learning_rate, dtype=np.float64).reshape(-1), (G,)).copy()
+    batch = B if batch_size is None else int(batch_size)
+    rng = np.random.default_rng(random_state)
+    memories = xp.asarray(memories, copy=True)
+    velocity = xp.zeros_like(memories)
+    finite = xp.ones((G,), dtype=xp.bool, device=device)
+    failed_epoch = np.full(G, -1)
+    losses = np.zeros((epochs, G))
+    lr_trace = np.zeros((epochs, G))
+    start = time.perf_counter()
+    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=False)
+    with quiet_numpy():
+        for epoch in bar:
+            lr_dev = per_network_scalar(lr, xp, G, dtype, device=device)
+            order = rng.permutation(B) if batch < B else None
+            epoch_loss = xp.zeros((G,), dtype=dtype, device=device)
+            epoch_finite = xp.ones((G,), dtype=xp.bool, device=device)
+            for start_row in range(0, B, batch):
+                if order is None:
+                    xb, tb = probes, targets
+                else:
+                    idx = xp.asarray(order[start_row:start_row + batch], device=device)
+                    xb, tb = xp.take(probes, idx, axis=-2), xp.take(targets, idx, axis=-2)
+                loss, grad, ok = loss_and_gradient(
+                    memories, xb, tb, interaction, beta_in, beta_out,
+                    error_exponent=error_exponent, neurons=neurons, memory_budget=memory_budget,
+                )
+                ok = ok & finite
+                epoch_finite = epoch_finite & ok
+                grad = xp.where(ok[:, None, None], grad, xp.zeros_like(grad))
+                velocity = momentum * velocity - grad
+                step = velocity
+                if normalize_step:
+                    norm = xp.max(xp.abs(velocity), axis=2, keepdims=True)
+                    step = velocity / xp.where(norm > _STEP_FLOOR, norm, xp.full_like(norm, _STEP_FLOOR))
+                memories = memories + lr_dev * step
+                if clamp is not None:
+                    memories[:, :, clamp] = xp.clip(memories[:, :, clamp], -1.0, 1.0)
+                epoch_loss = epoch_loss + xp.where(ok, loss, xp.zeros_like(loss))
+            newly_failed = np.asarray(to_numpy(finite & ~epoch_finite))
+            failed_epoch[newly_failed & (failed_epoch < 0)] = epoch
+            finite = finite & epoch_finite
+            losses[epoch] = to_numpy(epoch_loss)
+            lr_trace[epoch] = lr
+            lr = lr * lr_decay
+            if progress:
+                bar.set_postfix(loss=f"{np.nanmedian(losses[epoch]):.4g}")
+            if callback is not None and callback(epoch, memories, losses[epoch]):
+                losses, lr_trace = losses[: epoch + 1], lr_trace[: epoch + 1]
+                break
+    bar.close()
+    return TrainingResult(
+        memories=memories,
+        loss=losses,
+        finite=np.asarray(to_numpy(finite)),
+        failed_epoch=failed_epoch,
+        learning_rate=lr_trace,
+        seconds=time.perf_counter() - start,
+    )
