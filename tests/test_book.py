@@ -1,0 +1,278 @@
+"""Fast checks of the book's sources: no building, no executing.
+
+The repository URL and branch live in ``_config.yml`` only; everything here that needs
+them (the Colab links the theme builds, the install cell at the top of each chapter)
+is derived from that file and compared against it.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+
+# Pages that may be plain MyST Markdown (no code, no launch button). Everything else
+# must be a notebook, because Colab can only open .ipynb files.
+MARKDOWN_PAGES = {"book/references"}
+
+
+def _toc_entries(toc) -> list[str]:
+    """Every ``file:`` of a Jupyter Book 1 ``_toc.yml`` (root first), in order."""
+    found = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(toc)
+    return found
+
+
+ENTRIES = _toc_entries(TOC)
+NOTEBOOK_ENTRIES = [e for e in ENTRIES if e not in MARKDOWN_PAGES]
+
+
+def _source(entry: str) -> Path:
+    stem = ROOT / entry
+    return stem.with_suffix(".md") if entry in MARKDOWN_PAGES else stem.with_suffix(".ipynb")
+
+
+def _read(entry: str):
+    return nbformat.read(_source(entry), as_version=4)
+
+
+def _repository():
+    repo = CONFIG["repository"]
+    parsed = urlparse(repo["url"])
+    org, name = parsed.path.strip("/").split("/")[:2]
+    return repo["url"].rstrip("/"), repo.get("branch"), org, name, repo.get("path_to_book", "") or ""
+
+
+def expected_install_cell() -> str:
+    url, branch, *_ = _repository()
+    return (
+        "# Colab and fresh machines: install damlite from the repository when it is not importable.\n"
+        "try:\n"
+        "    import damlite\n"
+        "except ImportError:\n"
+        f'    %pip install -q "damlite[gpu] @ git+{url}@{branch}"\n'
+        "    import damlite\n"
+        "print(damlite.backend_info())"
+    )
+
+
+def _all_book_notebooks() -> list[Path]:
+    return sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+# --- table of contents -----------------------------------------------------------
+
+def test_toc_format_and_root():
+    assert TOC["format"] == "jb-book"
+    assert TOC["root"] == "book/01_start_here"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_toc_entry_exists(entry):
+    path = _source(entry)
+    assert path.is_file(), f"_toc.yml lists {entry!r} but {path.relative_to(ROOT)} does not exist"
+    if entry not in MARKDOWN_PAGES:
+        assert not path.with_suffix(".md").exists(), f"{entry}: both .ipynb and .md exist; Sphinx would pick one"
+
+
+def test_every_book_notebook_is_in_the_toc():
+    listed = {(ROOT / e).with_suffix(".ipynb") for e in NOTEBOOK_ENTRIES}
+    missing = [str(p.relative_to(ROOT)) for p in _all_book_notebooks() if p not in listed]
+    assert not missing, f"notebooks not in _toc.yml (silently skipped by only_build_toc_files): {missing}"
+
+
+def test_markdown_pages_are_not_myst_notebooks():
+    # A MyST-Markdown notebook gets a launch button whose Colab link points at a .md file.
+    for entry in MARKDOWN_PAGES & set(ENTRIES):
+        text = _source(entry).read_text(encoding="utf-8")
+        assert "kernelspec" not in text and "jupytext" not in text, entry
+
+
+# --- configuration -----------------------------------------------------------------
+
+def test_config_launch_and_repository_settings():
+    url, branch, org, name, path_to_book = _repository()
+    assert urlparse(url).netloc == "github.com" and org and name
+    assert branch == "main"
+    assert path_to_book == ""
+    launch = CONFIG["launch_buttons"]
+    assert launch["colab_url"] == "https://colab.research.google.com"
+    assert launch["notebook_interface"] == "classic"
+    assert CONFIG["html"]["use_repository_button"] is True
+    assert CONFIG["html"]["use_issues_button"] is True
+
+
+def test_config_execution_fails_on_errors_but_not_on_stderr():
+    execute = CONFIG["execute"]
+    assert execute["execute_notebooks"] == "force"
+    assert execute["timeout"] >= 900
+    assert execute["allow_errors"] is False
+    assert execute["raise_on_error"] is True
+    # damlite prints its backend line on stderr; with -W anything but "show"/"remove"
+    # would turn that line into a failing warning.
+    assert execute.get("stderr_output", "show") in {"show", "remove"}
+
+
+def test_config_build_settings():
+    assert CONFIG["only_build_toc_files"] is True
+    excluded = set(CONFIG["exclude_patterns"])
+    for pattern in ("_build", ".venv", "README.md", "bench", "tests", ".github", "**.ipynb_checkpoints", "damlite"):
+        assert pattern in excluded, pattern
+    assert set(CONFIG["parse"]["myst_enable_extensions"]) >= {"dollarmath", "amsmath", "colon_fence"}
+    bibfiles = CONFIG["bibtex_bibfiles"]
+    assert bibfiles and all((ROOT / b).is_file() for b in bibfiles)
+    assert CONFIG["sphinx"]["config"]["bibtex_reference_style"] == "author_year"
+
+
+def test_requirements_pin_jupyter_book_1():
+    lines = [ln.split("#")[0].strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()]
+    pins = [ln.replace(" ", "") for ln in lines if re.match(r"jupyter[-_]book\b", ln, re.I)]
+    assert pins == ["jupyter-book>=1.0.4.post1,<2"], pins
+
+
+# --- Colab links ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("entry", NOTEBOOK_ENTRIES)
+def test_colab_link_points_at_an_existing_notebook(entry):
+    # sphinx-book-theme: {colab_url}/github/{org}/{repo}/blob/{branch}/{path_to_docs}{page}{ext}
+    _, branch, org, name, path_to_book = _repository()
+    colab = CONFIG["launch_buttons"]["colab_url"].strip("/")
+    prefix = path_to_book.strip("/") + "/" if path_to_book.strip("/") else ""
+    rel = f"{prefix}{entry}.ipynb"
+    link = f"{colab}/github/{org}/{name}/blob/{branch}/{rel}"
+    target = link.split(f"/blob/{branch}/", 1)[1]
+    assert target.endswith(".ipynb"), link
+    assert (ROOT / target).is_file(), f"Colab link {link} points at a missing file"
+
+
+# --- notebook hygiene --------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", _all_book_notebooks(), ids=lambda p: p.name)
+def test_notebook_committed_clean(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3", "kernelspec must be python3"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.get("outputs") == [], f"cell {i} has outputs"
+            assert cell.get("execution_count") is None, f"cell {i} has an execution count"
+
+
+@pytest.mark.parametrize("entry", NOTEBOOK_ENTRIES)
+def test_first_code_cell_is_the_install_cell(entry):
+    nb = _read(entry)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{entry} has no code cell"
+    first = code[0]
+    assert first.source.strip() == expected_install_cell(), (
+        f"{entry}: the first code cell must be the install cell with the repository "
+        "url and branch from _config.yml"
+    )
+    assert "hide-input" in first.metadata.get("tags", []), f"{entry}: tag the install cell hide-input"
+
+
+@pytest.mark.parametrize("entry", NOTEBOOK_ENTRIES)
+def test_repository_url_only_in_the_install_cell(entry):
+    url, *_ = _repository()
+    nb = _read(entry)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    others = [i for i, c in enumerate(nb.cells) if i != first_code and url in c.source]
+    assert not others, f"{entry}: cells {others} hard-code {url}; read it from _config.yml"
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
+
+
+def _top_level_titles(markdown: str) -> list[str]:
+    titles, fence = [], None
+    for line in markdown.splitlines():
+        m = _FENCE.match(line)
+        if m:
+            mark = m.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and line.strip() == mark:
+                fence = None
+            continue
+        if fence is None and re.match(r"^# \S", line):
+            titles.append(line[2:].strip())
+    return titles
+
+
+def _first_heading_level(markdown: str) -> int | None:
+    for line in markdown.splitlines():
+        m = re.match(r"^(#{1,6}) \S", line)
+        if m:
+            return len(m.group(1))
+    return None
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_exactly_one_top_level_title(entry):
+    if entry in MARKDOWN_PAGES:
+        markdown = _source(entry).read_text(encoding="utf-8")
+    else:
+        markdown = "\n\n".join(c.source for c in _read(entry).cells if c.cell_type == "markdown")
+    titles = _top_level_titles(markdown)
+    assert len(titles) == 1, f"{entry}: expected exactly one '# ' title, found {titles}"
+    assert _first_heading_level(markdown) == 1, f"{entry}: the '# ' title must come before any other heading"
+
+
+# --- citations ---------------------------------------------------------------------------
+
+def _bib_keys() -> set[str]:
+    keys = set()
+    for bib in CONFIG["bibtex_bibfiles"]:
+        keys |= set(re.findall(r"@\w+\s*\{\s*([^,\s]+)\s*,", (ROOT / bib).read_text(encoding="utf-8")))
+    return keys
+
+
+def test_bibliography_has_the_core_works():
+    assert _bib_keys() >= {
+        "hopfield1982", "krotov2016", "krotov2018", "demircigil2017",
+        "ramsauer2021", "mcalister2024", "mceliece1987", "hertz1991",
+    }
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_citations_resolve(entry):
+    if entry in MARKDOWN_PAGES:
+        text = _source(entry).read_text(encoding="utf-8")
+    else:
+        text = "\n".join(c.source for c in _read(entry).cells if c.cell_type == "markdown")
+    cited = set()
+    for group in re.findall(r"\{cite(?::[a-z]+)?\}`([^`]+)`", text):
+        cited |= {k.strip() for k in group.split(",") if k.strip()}
+    unknown = cited - _bib_keys()
+    assert not unknown, f"{entry} cites keys missing from the .bib: {sorted(unknown)}"
+
+
+# --- publishing -------------------------------------------------------------------------------
+
+def test_workflow_builds_strictly_and_checks_the_site():
+    text = (ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
+    assert "jupyter-book build . -W -n --keep-going" in text
+    assert "_build/html/index.html" in text
+    assert "pip install -r requirements.txt" in text
+    assert "../shared" not in text
+    assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
