@@ -4,6 +4,7 @@
 >>> dam = damlite.DenseAssociativeMemory(n_memories=20, n=3, variant="normalized")
 """
 from ._version import __version__
+from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
 from .model import DenseAssociativeMemory, NumericalOverflowError, NumericalUnderflowWarning, RelaxResult
@@ -17,6 +18,7 @@ __all__ = [
     "RelaxResult",
     "backend_info",
     "get_backend",
+    "load_mnist",
     "make_interaction",
     "to_numpy",
 ]
