@@ -91,8 +91,9 @@ class DenseAssociativeMemory:
     >>> import numpy as np, damlite
     >>> rng = np.random.default_rng(0)
     >>> patterns = np.where(rng.random((5, 64)) < 0.5, -1.0, 1.0)
-    >>> dam = damlite.DenseAssociativeMemory(10, n=4, backend="numpy", random_state=0)
-    >>> dam = dam.fit(patterns, epochs=150, learning_rate=0.1, temperature=None)
+    >>> dam = damlite.DenseAssociativeMemory(10, interaction="polynomial", n=4, temperature=0.3,
+    ...                                      backend="numpy", random_state=0)
+    >>> dam = dam.fit(patterns, epochs=100, learning_rate=0.1)
     >>> noisy = patterns.copy(); noisy[:, :6] *= -1
     >>> bool((damlite.to_numpy(dam.relax(noisy).states) == patterns).all())
     True
