@@ -105,6 +105,8 @@ class RectifiedPolynomial(Interaction):
         if not derivative:
             return integer_power(r, self.n), None
         low = integer_power(r, self.n - 1)
+        if self.n == 1:  # r**0 is 1 even where x <= 0; F' is the step function there
+            low = xp.where(x > 0, low, xp.zeros_like(low))
         return low * r, self.n * low
 
     def support(self, x):
@@ -166,6 +168,8 @@ def make_interaction(interaction="rectified_polynomial", n=2, epsilon=1e-2) -> I
         raise ValueError(f"interaction must be one of {sorted(INTERACTIONS)}, got {interaction!r}")
     if interaction == "exponential":
         return Exponential()
+    if isinstance(n, bool):
+        raise ValueError(f"n must be a positive integer, got {n!r}")
     if isinstance(n, float) and n.is_integer():
         n = int(n)
     try:
