@@ -92,11 +92,13 @@ def _requested(name: str | None) -> str:
     return name
 
 
-def get_backend(name: str | None = "auto"):
+def get_backend(name: str | None = "auto", *, announce: bool = True):
     """Return ``(xp, info)`` for the backend ``name`` ('auto', 'numpy' or 'cupy').
 
     ``xp`` is an array-API compatible namespace (array_api_compat's wrapper of
-    NumPy or CuPy); ``info`` is a :class:`BackendInfo`.
+    NumPy or CuPy); ``info`` is a :class:`BackendInfo`. The automatic choice is
+    printed once per process on standard error (unless ``announce=False`` or
+    ``DAMLITE_QUIET`` is set).
     """
     global _announced
     requested = _requested(name)
@@ -119,9 +121,9 @@ def get_backend(name: str | None = "auto"):
             result = (xp_cupy, BackendInfo("cupy", device, "CuPy found a usable GPU"))
         except BackendUnavailableError as exc:
             result = (xp_numpy, BackendInfo("numpy", "cpu", str(exc)))
-        if not _announced and not os.environ.get("DAMLITE_QUIET"):
+        if announce and not _announced and not os.environ.get("DAMLITE_QUIET"):
             print(str(result[1]), file=sys.stderr)
-            _announced = True
+        _announced = _announced or announce
     _cache[requested] = result
     return result
 
@@ -135,7 +137,7 @@ def backend_info(name: str | None = "auto") -> BackendInfo:
     >>> damlite.backend_info("numpy").name
     'numpy'
     """
-    return get_backend(name)[1]
+    return get_backend(name, announce=False)[1]
 
 
 def to_numpy(x) -> np.ndarray:
