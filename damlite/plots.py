@@ -148,3 +148,168 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(title="format")
     return ax
+
+
+# ------------------------------------------------------------------ capacity (chapter 2)
+def _seq_colors(k, cmap="viridis"):
+    """k colours along a perceptually uniform, colour-blind-safe colormap."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return [plt.get_cmap(cmap)(v) for v in np.linspace(0.0, 0.85, max(k, 1))]
+
+
+def plot_hopfield_capacity(result, *, alpha_c=0.138):
+    """Fixed-point, retrieval and overlap curves of a Hebbian network against P/N.
+
+    ``result`` from :func:`damlite.capacity.hopfield_capacity_curve`.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    r = result
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    ax.plot(r["load"], r["fixed"], "o-", color=OKABE_ITO["blue"], label="pattern is an exact fixed point")
+    ax.plot(r["load"], r["recovered"], "s--", color=OKABE_ITO["orange"],
+            label="noisy probe retrieved (overlap ≥ 0.9)")
+    ax.plot(r["load"], r["overlap"], "^:", color=OKABE_ITO["green"], label="mean overlap after relaxing")
+    ax.axvline(alpha_c, color="0.3", ls="-.", lw=1.2)
+    ax.text(alpha_c, 0.03, f" P/N = {alpha_c}", color="0.3")
+    N = r["N"]
+    ax.axvline(1 / (2 * np.log(N)), color="0.6", ls="--", lw=1)
+    ax.text(1 / (2 * np.log(N)), 0.12, " 1/(2 ln N)", color="0.45")
+    ax.set_xlabel("load P/N (stored patterns per neuron)")
+    ax.set_ylabel("fraction of patterns / overlap")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_title(f"Hebbian Hopfield network, N = {N}, {int(round(r['noise'] * 100))} % of bits flipped in probes")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.18), fontsize=8)
+    return fig
+
+
+def plot_interactions(ns=(2, 3, 4, 6), epsilon=0.1, x=None):
+    """The four interaction functions of :mod:`damlite.interactions`, several n each."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    from .interactions import make_interaction  # noqa: PLC0415
+
+    x = np.linspace(-1.5, 1.5, 601) if x is None else x
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), constrained_layout=True)
+    names = [("polynomial", "polynomial $x^n$"), ("rectified_polynomial", "rectified $\\max(x,0)^n$"),
+             ("leaky_rectified_polynomial", f"leaky rectified, $\\epsilon$ = {epsilon}")]
+    styles = ["-", "--", "-.", ":"]
+    for ax, (name, title) in zip(axes, names):
+        for i, (color, n) in enumerate(zip(_seq_colors(len(ns)), ns)):
+            ax.plot(x, make_interaction(name, n, epsilon)(x), color=color, ls=styles[i % 4], label=f"n = {n}")
+        ax.set_title(title)
+        ax.set_ylim(-1.5, 3)
+    axes[3].plot(x, make_interaction("exponential")(x), color=OKABE_ITO["blue"], label="$e^x$")
+    axes[3].set_title("exponential $e^x$")
+    for ax in axes:
+        ax.axhline(0, color="0.8", lw=0.8)
+        ax.axvline(0, color="0.8", lw=0.8)
+        ax.set_xlabel("similarity score x")
+        ax.legend(fontsize=8, loc="upper left")
+    axes[0].set_ylabel("F(x)")
+    return fig
+
+
+def plot_dam_capacity(curves, capacities, theory):
+    """Left: fraction of stored patterns that are fixed points against P / P_KH(N, n).
+
+    Right: the measured capacity (90 % level) against N, log-log, with the
+    Krotov-Hopfield estimate N^(n-1) / (2 (2n-3)!! ln N) as lines.
+    ``curves``: dicts from :func:`damlite.capacity.dam_capacity_curve`;
+    ``capacities``: {(n, N): P_90}; ``theory``: callable (N, n) -> P_KH.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    ns = sorted({c["n"] for c in curves})
+    col = dict(zip(ns, _seq_colors(len(ns))))
+    Ns_all = sorted({c["N"] for c in curves})
+    marker = dict(zip(Ns_all, "osD^v<>ph*"))
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(12, 4.4), constrained_layout=True)
+    for c in curves:
+        a0.plot(c["P"] / theory(c["N"], c["n"]), c["fixed"], marker=marker[c["N"]], ms=4, color=col[c["n"]],
+                alpha=0.85, label=f"n = {c['n']}, N = {c['N']}")
+    a0.axvline(1, color="0.4", ls=":")
+    a0.axhline(0.9, color="0.7", ls="--", lw=1)
+    a0.set_xscale("log")
+    a0.set_xlabel("P / P_KH(N, n): stored patterns over the Krotov-Hopfield estimate")
+    a0.set_ylabel("fraction of patterns that are fixed points")
+    a0.legend(fontsize=7, ncol=2)
+    for n in ns:
+        pts = sorted((N, P) for (m, N), P in capacities.items() if m == n)
+        Nn = np.array([p[0] for p in pts], dtype=float)
+        a1.plot(Nn, [p[1] for p in pts], "o", color=col[n], ms=7, label=f"measured, n = {n}")
+        grid = np.geomspace(Nn.min() * 0.8, Nn.max() * 1.25, 50)
+        a1.plot(grid, theory(grid, n), "-", color=col[n], lw=1.2, alpha=0.8)
+    a1.plot([], [], "-", color="0.4", label="$N^{n-1} / (2 (2n-3)!!\\, \\ln N)$")
+    a1.set_xscale("log")
+    a1.set_yscale("log")
+    a1.set_xlabel("N (neurons)")
+    a1.set_ylabel("capacity P (90 % of patterns fixed)")
+    a1.legend(fontsize=8)
+    return fig
+
+
+def plot_recall(pattern, probe, final, *, title="", shape=None):
+    """Three +-1 images side by side: stored pattern, noisy probe, relaxed state."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    N = np.asarray(pattern).size
+    shape = shape or (int(np.sqrt(N)), -1)
+    fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.9), constrained_layout=True)
+    for ax, img, t in zip(axes, (pattern, probe, final), ("stored pattern", "noisy probe", "after relaxing")):
+        ax.imshow(np.asarray(img).reshape(shape), cmap="cividis", vmin=-1, vmax=1)
+        ax.set_title(t, fontsize=10)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# ------------------------------------------------------------------ homogeneity (chapter 4)
+def plot_scale_sweep(scales, values, *, marks=None, ylabel="", title=""):
+    """A quantity (e.g. a sign-safe energy difference) against the similarity scale a (log x)."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.6), constrained_layout=True)
+    ax.plot(scales, values, color=OKABE_ITO["blue"])
+    ax.axhline(0, color="0.5", lw=0.8)
+    top = ax.get_ylim()[1]
+    for a, label in (marks or {}).items():
+        ax.axvline(a, color="0.4", ls=":")
+        ax.text(a, top * 0.85, f" {label}", color="0.3", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xlabel("similarity scale a inside F")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_disagreement_table(rows, *, x="n", group="epsilon", panel="networks", value="disagreement"):
+    """Disagreement fractions (log y) against ``x``, one line per ``group``, one panel per ``panel``.
+
+    ``rows``: list of dicts with those keys. Zero fractions are drawn as open
+    markers on the bottom edge (a log axis cannot show 0).
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    panels = list(dict.fromkeys(r[panel] for r in rows))
+    groups = list(dict.fromkeys(r[group] for r in rows))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), sharey=True, squeeze=False,
+                             constrained_layout=True)
+    positive = [r[value] for r in rows if r[value] > 0]
+    floor = min(positive) / 3 if positive else 1e-4
+    styles = ["o-", "s--", "^-.", "D:"]
+    for ax, p in zip(axes[0], panels):
+        for i, (color, g) in enumerate(zip(_seq_colors(len(groups)), groups)):
+            sel = [r for r in rows if r[panel] == p and r[group] == g]
+            xs = np.array([r[x] for r in sel], dtype=float)
+            ys = np.array([r[value] for r in sel], dtype=float)
+            ax.plot(xs, np.where(ys > 0, ys, np.nan), styles[i % 4], color=color, label=f"{group} = {g}")
+            ax.plot(xs[ys == 0], np.full(int((ys == 0).sum()), floor), styles[i % 4][0], mfc="none", color=color)
+        ax.set_yscale("log")
+        ax.set_xlabel(x)
+        ax.set_title(str(p))
+    axes[0][0].set_ylabel("fraction of updates that disagree")
+    axes[0][-1].legend(fontsize=8)
+    return fig
