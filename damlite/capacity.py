@@ -47,6 +47,7 @@ __all__ = [
     "krotov_hopfield_capacity",
     "dam_capacity_curve",
     "capacity_from_curve",
+    "dam_recall_example",
 ]
 
 #: The Hopfield network's retrieval transition P/N for large N (Amit et al. 1985).
@@ -144,7 +145,8 @@ def hopfield_capacity_curve(N, loads, *, n_networks=4, noise=0.05, max_sweeps=50
         out["bit_errors"].append(float(np.mean(wrong)))
         out["overlap"].append(float(np.mean(m)))
         out["recovered"].append(float(np.mean(m >= 0.9)))
-    return {k: np.asarray(v) for k, v in out.items()} | {"load": np.asarray(loads, dtype=float), "N": N}
+    return {k: np.asarray(v) for k, v in out.items()} | {"load": np.asarray(loads, dtype=float), "N": N,
+                                                        "noise": noise}
 
 
 def _double_factorial(k):
@@ -235,3 +237,21 @@ def capacity_from_curve(P, fraction, level=0.9):
     x0, x1 = np.log(P[j - 1]), np.log(P[j])
     t = (f[j - 1] - level) / (f[j - 1] - f[j])
     return float(np.exp(x0 + t * (x1 - x0)))
+
+
+def dam_recall_example(N=100, P=20, n=2, noise=0.2, *, interaction="polynomial", probe_index=0, random_state=0):
+    """Relax one noisy probe in a DAM whose memories are P random patterns (zeta = patterns).
+
+    The patterns depend only on ``random_state``, so changing ``n`` or ``noise``
+    keeps the same stored patterns. Returns ``(pattern, probe, final, overlap)``
+    as NumPy arrays (N,) and the final overlap m = pattern . final / N.
+    """
+    rng = np.random.default_rng(random_state)
+    pats = random_patterns((1, P, N), rng)
+    probe = flip_bits(pats[:, probe_index:probe_index + 1], noise, np.random.default_rng([random_state, 1]))
+    xp, _ = get_backend("auto")
+    F = make_interaction(interaction, n)
+    final, *_ = relax(xp.asarray(pats), xp.asarray(probe), F, 1.0 / N, max_sweeps=50, random_state=random_state)
+    final = to_numpy(final)[0, 0]
+    pattern = pats[0, probe_index]
+    return pattern, probe[0, 0], final, float(pattern @ final / N)
