@@ -412,3 +412,94 @@ def train_classifiers(
     out = partial_result(np.asarray(to_numpy(result.memories)), result.loss)
     out.failed_epoch = result.failed_epoch
     return out
+
+
+# ------------------------------------------------------ Krotov's experiment
+
+def provenance(**extra):
+    """Where a result came from: time, git commit, versions, host, backend (a dict for JSON)."""
+    import datetime  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import platform  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    from ._version import __version__  # noqa: PLC0415
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    info = dict(
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        damlite=__version__, git_commit=commit, python=platform.python_version(), numpy=np.__version__,
+        platform=platform.platform(), processor=platform.processor() or platform.machine(),
+        cpu_count=os.cpu_count(), load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        argv=list(sys.argv),
+    )
+    info.update(extra)
+    return info
+
+
+def run_krotov(data, *, variant="original", epochs=300, temperature=None, out=None, eval_every=1,
+               backend="auto", dtype="float64", random_state=0, progress=False, **overrides):
+    """Train Krotov & Hopfield's MNIST classifier (:data:`KROTOV_CONFIG`), scoring the test set per epoch.
+
+    ``variant="normalized"`` runs at :func:`equivalent_temperature` of Krotov's
+    T = 540 unless ``temperature`` is given: by homogeneity the same network.
+    ``data`` is a :class:`damlite.datasets.MnistData`; training uses X_train (all
+    of it: pass ``validation_size=0`` to ``load_mnist``). When ``out`` is a path,
+    the JSON record is rewritten after every scored epoch, so a long run can be
+    watched or stopped. Returns the record (a dict).
+    """
+    import json  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    cfg = dict(KROTOV_CONFIG)
+    cfg.update(overrides)
+    cfg["epochs"] = epochs
+    N = data.X_train.shape[1] + 10
+    if temperature is None:
+        temperature = cfg["temperature"] if variant == "original" else equivalent_temperature(cfg["temperature"], N)
+    cfg["temperature"] = float(temperature)
+    record = dict(
+        experiment="krotov_mnist", variant=variant, config=cfg, data_source=str(data.source),
+        n_train=int(len(data.y_train)), n_test=int(len(data.y_test)), encoding=data.encoding,
+    )
+
+    def write(res, finished):
+        acc = res.accuracy.get("test")
+        record.update(
+            finished=finished,
+            epochs_done=int(len(res.epoch_seconds)),
+            eval_epochs=res.eval_epochs.tolist(),
+            test_accuracy=[] if acc is None else acc[:, 0].tolist(),
+            test_macro_f1=[] if acc is None else res.f1["test"][:, 0].tolist(),
+            train_loss=np.asarray(res.loss)[:, 0].tolist() if np.size(res.loss) else [],
+            epoch_seconds=res.epoch_seconds.tolist(),
+            median_epoch_seconds=float(np.median(res.epoch_seconds)) if len(res.epoch_seconds) else None,
+            eval_seconds=res.eval_seconds,
+            beta_in=float(res.beta_in[0]), beta_out=float(res.beta_out[0]),
+            finite=bool(res.finite[0]),
+            provenance=provenance(**res.settings),
+        )
+        if "test" in res.confusion:
+            record["test_confusion"] = res.confusion["test"][0].tolist()
+        if out is not None:
+            path = Path(out)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(json.dumps(record, indent=1))
+            tmp.replace(path)
+
+    res = train_classifiers(
+        data.X_train, data.y_train, variant=variant, eval_sets={"test": (data.X_test, data.y_test)},
+        eval_every=eval_every, backend=backend, dtype=dtype, random_state=random_state, progress=progress,
+        on_epoch=lambda epoch, partial: write(partial, False), **cfg,
+    )
+    write(res, True)
+    if out is not None:  # the learned memories, small enough to keep next to the record
+        np.save(Path(out).with_suffix(".memories.npy"), res.memories[0].astype(np.float16))
+    record["memories"] = res.memories[0]  # not in the JSON; for the caller
+    return record
