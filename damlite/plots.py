@@ -313,3 +313,141 @@ def plot_disagreement_table(rows, *, x="n", group="epsilon", panel="networks", v
     axes[0][0].set_ylabel("fraction of updates that disagree")
     axes[0][-1].legend(fontsize=8)
     return fig
+
+
+# ------------------------------------------------------------------ normalized in practice (chapter 5)
+#: One colour and marker per way of scaling the update (original, normalized, adaptive).
+SCALING_STYLES = {
+    "original": dict(color=OKABE_ITO["vermillion"], marker="o"),
+    "normalized": dict(color=OKABE_ITO["blue"], marker="s"),
+    "adaptive": dict(color=OKABE_ITO["green"], marker="^"),
+}
+
+
+def plot_trajectory_gap(gaps, losses, *, axes=None):
+    """Left: largest |zeta_original - zeta_normalized| after each epoch (log y), one line per n.
+    Right: the normalized network's training loss per epoch (log y).
+
+    ``gaps`` and ``losses`` map n to arrays of shape (epochs,). A gap of exactly 0
+    (bitwise-equal memories) is drawn as an open marker on the bottom edge.
+    """
+    axes = _axes(axes, ncols=2, figsize=(11, 3.8))
+    styles = ["o-", "s--", "^-.", "D:"]
+    positive = [g[g > 0].min() for g in map(np.asarray, gaps.values()) if np.any(g > 0)]
+    floor = min(positive) / 10 if positive else 1e-17
+    for i, (color, n) in enumerate(zip(_seq_colors(len(gaps)), gaps)):
+        g = np.asarray(gaps[n], dtype=float)
+        epochs = np.arange(1, g.size + 1)
+        style = styles[i % 4]
+        axes[0].plot(epochs, np.where(g > 0, g, np.nan), style, color=color, markersize=3, markevery=max(1, g.size // 12),
+                     label=f"n = {n}")
+        if np.any(g == 0):
+            axes[0].plot(epochs[g == 0], np.full(int((g == 0).sum()), floor), style[0], mfc="none", color=color,
+                         markersize=3)
+        axes[1].plot(epochs, np.asarray(losses[n], dtype=float), style, color=color, markersize=3,
+                     markevery=max(1, g.size // 12), label=f"n = {n}")
+    axes[0].set_yscale("log")
+    axes[0].set_xlabel("epoch")
+    axes[0].set_ylabel("max |ζ$_{original}$ − ζ$_{normalized}$|")
+    axes[0].set_title("difference between the two networks' memories", fontsize=10)
+    axes[0].legend(fontsize=8)
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("epoch")
+    axes[1].set_ylabel("training loss (normalized network)")
+    axes[1].set_title("loss: the gap grows once the tanh saturates", fontsize=10)
+    return axes
+
+
+def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None):
+    """Which (N, n) pairs each variant trains through, one panel per variant.
+
+    ``outcomes`` maps a panel title to an int array (len(Ns), len(ns)): -1 = the
+    training finished with finite numbers, e >= 0 = NumericalOverflowError in epoch
+    e (printed next to the cross). ``frontier`` = (N values, largest n with N**n
+    finite) adds the analytic float32 line.
+    """
+    axes = _axes(axes, ncols=len(outcomes), figsize=(5.2 * len(outcomes), 3.8))
+    axes = np.atleast_1d(axes)
+    for ax, (title, grid) in zip(axes, outcomes.items()):
+        grid = np.asarray(grid)
+        for a, N in enumerate(Ns):
+            for b, n in enumerate(ns):
+                if grid[a, b] < 0:
+                    ax.plot(n, N, "o", color=OKABE_ITO["blue"], markersize=7)
+                else:
+                    ax.plot(n, N, "X", color=OKABE_ITO["vermillion"], markersize=9)
+                    ax.annotate(str(int(grid[a, b])), (n, N), textcoords="offset points", xytext=(5, 4), fontsize=7)
+        if frontier is not None:
+            ax.plot(frontier[1], frontier[0], "-", color="0.4", linewidth=1,
+                    label="N$^n$ = float32 max")
+        ax.plot([], [], "o", color=OKABE_ITO["blue"], label="trained (finite)")
+        ax.plot([], [], "X", color=OKABE_ITO["vermillion"], label="overflow (epoch)")
+        ax.set_yscale("log", base=2)
+        ax.set_ylim(min(Ns) / 1.5, max(Ns) * 1.5)
+        ax.set_xlim(0, max(ns) + 4)
+        ax.set_xlabel("interaction vertex n")
+        ax.set_ylabel("neurons N")
+        ax.set_title(title, fontsize=10)
+    axes[-1].legend(fontsize=8, loc="upper right")
+    return axes
+
+
+def plot_sign_error_rates(ns, rates, *, ax=None, title=None):
+    """Fraction of updates whose sign differs from the exact (mpmath) one, against n (log x).
+
+    ``rates`` maps (scaling, dtype) to an array over ``ns``; colour and marker =
+    scaling, line style = dtype (solid float32, dotted float64).
+    """
+    ax = _axes(ax)
+    lines = {"float32": "-", "float64": ":"}
+    for (scaling, dtype), r in rates.items():
+        style = SCALING_STYLES.get(scaling, {})
+        ax.plot(ns, 100 * np.asarray(r, dtype=float), linestyle=lines.get(dtype, "-"), color=style.get("color"),
+                marker=style.get("marker"), markersize=6 if dtype == "float32" else 4,
+                mfc="none" if dtype == "float64" else None, label=f"{scaling}, {dtype}")
+    ax.set_xscale("log")
+    ax.set_xlabel("interaction vertex n")
+    ax.set_ylabel("updates with the wrong sign (%)")
+    ax.set_ylim(-3, 103)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, title=None):
+    """|Delta_i| per neuron as each scaling computes it, against the dtype's range (log y).
+
+    ``deltas`` maps a scaling name to a (N,) array; ``exact_sign`` (N,) holds the
+    correct update signs. Filled markers: right sign; open markers: wrong sign
+    (sign(0) = +1). inf/NaN are pinned to the top edge, exact zeros to the bottom
+    edge; the grey band is the range of normal ``dtype`` numbers.
+    """
+    ax = _axes(ax, figsize=(8, 4.0))
+    info = np.finfo(dtype)
+    top, bottom = float(info.max) * 1e6, float(info.smallest_subnormal) / 1e6
+    exact_sign = np.asarray(exact_sign)
+    for k, (scaling, delta) in enumerate(deltas.items()):
+        delta = np.asarray(delta, dtype=np.float64)
+        style = SCALING_STYLES.get(scaling, {})
+        i = np.arange(delta.size) + (k - 1) * 0.2
+        with np.errstate(invalid="ignore"):
+            decided = np.where(delta > 0, 1, np.where(delta < 0, -1, 1))
+            right = np.isfinite(delta) & (decided == exact_sign)
+        shown = np.where(~np.isfinite(delta), top, np.where(delta == 0, bottom, np.abs(delta)))
+        ax.plot(i[right], shown[right], linestyle="none", color=style.get("color"), marker=style.get("marker"),
+                markersize=5, label=f"{scaling}: right sign ({int(right.sum())})")
+        ax.plot(i[~right], shown[~right], linestyle="none", color=style.get("color"), marker=style.get("marker"),
+                markersize=6, mfc="none", label=f"{scaling}: wrong sign or inf/NaN ({int((~right).sum())})")
+    ax.axhspan(float(info.tiny), float(info.max), color="0.9", zorder=0, label=f"normal {dtype} numbers")
+    ax.set_yscale("log")
+    ax.set_ylim(bottom / 10, top * 10)
+    ax.text(0, top, "inf / NaN", fontsize=8, va="bottom")
+    ax.text(0, bottom, "exactly 0", fontsize=8, va="top")
+    ax.set_xlabel("neuron i")
+    ax.set_ylabel(f"|Δ$_i$| as computed in {dtype}")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax

@@ -64,3 +64,59 @@ def recall_explorer(N=100, P=20, n=2, noise=0.2, interaction="polynomial", rando
         n=widgets.IntSlider(value=n, min=1, max=12, description="n"),
         noise=widgets.FloatSlider(value=noise, min=0.0, max=0.5, step=0.02, description="flipped"),
     )
+
+
+# ------------------------------------------------------------------ normalized in practice (chapter 5)
+def scaling_energy_differences(memories, probe, n, *, interaction="polynomial", dtype="float32"):
+    """Energy differences of one probe under the three scalings, computed in ``dtype``.
+
+    Returns ``({"original": ..., "normalized": ..., "adaptive": ...}, exact_sign)``,
+    each a (N,) float64 array; ``exact_sign`` comes from the adaptive scaling in
+    float64 (which the chapter checks against mpmath). Uses
+    :func:`damlite.network.energy_difference`, which returns inf/NaN and zeros
+    as they are instead of raising.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    from .interactions import make_interaction  # noqa: PLC0415
+    from .network import energy_difference  # noqa: PLC0415
+
+    F = make_interaction(interaction, n)
+    memories = np.asarray(memories, dtype=np.float64)
+    probe = np.asarray(probe, dtype=np.float64).reshape(1, -1)
+    N = memories.shape[1]
+
+    def delta(dt, scale, rescale):
+        out = energy_difference(memories.astype(dt)[None], probe.astype(dt), F, scale, rescale=rescale)
+        return np.asarray(out[0, 0], dtype=np.float64)
+
+    deltas = {"original": delta(dtype, 1.0, False), "normalized": delta(dtype, 1.0 / N, False),
+              "adaptive": delta(dtype, 1.0 / N, True)}
+    exact = np.sign(delta("float64", 1.0 / N, True))
+    return deltas, np.where(exact == 0, 1, exact)
+
+
+def show_scalings(memories, probe, n, *, interaction="polynomial", dtype="float32", ax=None):
+    """Draw :func:`damlite.plots.plot_energy_magnitudes` for one probe and one n."""
+    from . import plots  # noqa: PLC0415
+
+    deltas, exact = scaling_energy_differences(memories, probe, n, interaction=interaction, dtype=dtype)
+    return plots.plot_energy_magnitudes(deltas, exact, dtype=dtype, ax=ax,
+                                        title=f"n = {n}, N = {len(exact)}, K = {len(memories)}, {interaction}")
+
+
+def scaling_explorer(memories, probe, *, n=100, interaction="polynomial", dtype="float32"):
+    """A slider over n (2 ... 1000): each neuron's |Delta_i| in ``dtype`` for the original,
+    normalized and adaptive scalings, with wrong update signs marked (open markers).
+    """
+    widgets = _ipywidgets()
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    choices = [2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 750, 1000]
+
+    def show(n):
+        show_scalings(memories, probe, n, interaction=interaction, dtype=dtype)
+        plt.show()
+
+    return widgets.interactive(show, n=widgets.SelectionSlider(options=choices, value=min(choices, key=lambda c: abs(c - n)),
+                                                               description="n"))
