@@ -72,8 +72,10 @@ __all__ = [
     "stored_pattern_terms",
     "reference_energy_difference",
     "relative_error",
+    "mp_sign",
     "PrecisionStudy",
     "precision_study",
+    "underflow_study",
     "Table",
 ]
 
@@ -243,27 +245,29 @@ def largest_power_at_most(base, limit, count=1) -> int:
     return guess
 
 
-def smallest_power_below(x, threshold, *, strict=False) -> int:
+def smallest_power_below(x, threshold, *, strict=False, prec=256) -> int:
     """Largest integer n >= 0 with ``x**n >= threshold`` (``> threshold`` if strict), 0 < x < 1.
 
+    The powers are evaluated at ``prec`` bits (exact for dyadic x such as 0.5), so
+    only an x**n within about 2**-(prec - 20) of the threshold could be misjudged.
     (The name says where it is used: the n after it is the first that falls below.)
     """
-    xv, t = _to_mpf(x), _to_mpf(threshold)
-    if not (0 < xv < 1):
-        raise ValueError(f"x must lie in (0, 1), got {x!r}")
+    with mpmath.workprec(prec):
+        xv, t = _to_mpf(x), _to_mpf(threshold)
+        if not (0 < xv < 1):
+            raise ValueError(f"x must lie in (0, 1), got {x!r}")
 
-    def ok(k):
-        value = exact_power(xv, k)
-        return value > t if strict else value >= t
+        def ok(k):
+            value = xv**k
+            return value > t if strict else value >= t
 
-    if not ok(0):
-        return -1
-    with mpmath.workprec(128):
+        if not ok(0):
+            return -1
         guess = max(int(mpmath.floor(mpmath.log(t) / mpmath.log(xv))), 0)
-    while ok(guess + 1):
-        guess += 1
-    while guess > 0 and not ok(guess):
-        guess -= 1
+        while ok(guess + 1):
+            guess += 1
+        while guess > 0 and not ok(guess):
+            guess -= 1
     return guess
 
 
@@ -486,7 +490,8 @@ def relative_error(approx, reference) -> np.ndarray:
     return out
 
 
-def _mp_sign(reference) -> np.ndarray:
+def mp_sign(reference) -> np.ndarray:
+    """Signs (-1, 0, +1) of an object array of mpf, as int64 (float conversion could underflow)."""
     return np.vectorize(lambda r: int(mpmath.sign(r)), otypes=[np.int64])(np.asarray(reference, dtype=object))
 
 
@@ -554,8 +559,8 @@ def precision_study(ns, *, N=100, K=10, B=8, dtypes=("float32", "float64"),
     for j, n in enumerate(ns):
         ref1, top = reference_energy_difference(memories, states, interaction, int(n), 1, dps=dps,
                                                 return_max_argument=True)
-        exact_sign = _decision(_mp_sign(ref1))
-        ref_zero = _mp_sign(ref1) == 0
+        exact_sign = _decision(mp_sign(ref1))
+        ref_zero = mp_sign(ref1) == 0
         with mpmath.workdps(dps):
             refs = {"original": ref1,
                     "normalized": ref1 * (mpf(1) / N) ** int(n),
@@ -575,3 +580,43 @@ def precision_study(ns, *, N=100, K=10, B=8, dtypes=("float32", "float64"),
             nonfinite[c, j] = int(np.sum(~np.isfinite(delta)))
             zeros[c, j] = int(np.sum((delta == 0) & ~ref_zero))
     return PrecisionStudy(np.asarray(ns), configs, med, mx, sign_err, nonfinite, zeros, B * N, N, K, B)
+
+
+# ---------------------------------------------------------------- underflow study
+def underflow_study(ns, *, N=100, K=20, B=10, dtypes=("float32", "float16"), scalings=("fixed", "adaptive"),
+                    memory_std=0.1, random_state=1, dps=60, backend="auto") -> Table:
+    """The normalized network at the start of training, in low precision, as n grows.
+
+    Memories are N(0, memory_std**2) draws clipped to [-1, 1] (damlite's default
+    initialisation), the states B random +-1 patterns. For each n, dtype and
+    scaling the estimator's :meth:`~damlite.DenseAssociativeMemory.energy_difference`
+    is compared with :func:`reference_energy_difference`. Columns: entries that
+    are exactly 0 (decided by the sign(0) convention), update decisions (sign(0)
+    = +1) that differ from the exact ones, and whether damlite warned
+    (:class:`damlite.NumericalUnderflowWarning`). Entries: B N per row.
+    """
+    import warnings  # noqa: PLC0415
+
+    from .backend import to_numpy  # noqa: PLC0415
+    from .model import DenseAssociativeMemory, NumericalUnderflowWarning  # noqa: PLC0415
+
+    rng = np.random.default_rng(random_state)
+    states = np.where(rng.random((B, N)) < 0.5, -1.0, 1.0)
+    memories = np.clip(rng.normal(0.0, memory_std, size=(K, N)), -1.0, 1.0)
+    rows = []
+    for n in ns:
+        exact = _decision(mp_sign(reference_energy_difference(memories, states, "polynomial", int(n), "1/N",
+                                                              dps=dps)))
+        for dtype in dtypes:
+            for scaling in scalings:
+                dam = DenseAssociativeMemory(K, n=int(n), interaction="polynomial", variant="normalized",
+                                             dtype=dtype, scaling=scaling, backend=backend)
+                dam.memories_ = memories
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", NumericalUnderflowWarning)
+                    delta = to_numpy(dam.energy_difference(states)).astype(np.float64)
+                warned = any(issubclass(w.category, NumericalUnderflowWarning) for w in caught)
+                rows.append([int(n), dtype, scaling, int(np.sum(delta == 0)),
+                             int(np.sum(_decision(delta) != exact)), "yes" if warned else "no"])
+    return Table(["n", "dtype", "scaling", "Δ exactly 0", "wrong update sign", "warning"], rows,
+                 caption=f"normalized network, N={N}, K={K} memories ~ N(0, {memory_std}²), {B * N} entries per row")

@@ -47,8 +47,9 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
         style = FORMAT_STYLES.get(name, {})
         ns = np.asarray(ns, dtype=float)
         ns[ns < 1] = np.nan  # not even n = 1 fits: nothing to draw on a log axis
+        dashed = style.get("linestyle", "-") != "-"
         ax.step(Ns, ns, where="post", color=style.get("color"), linestyle=style.get("linestyle", "-"),
-                label=name, linewidth=2 if name != "bfloat16" else 1.5)
+                label=name, linewidth=1.5 if dashed else 2, zorder=3 if dashed else 2)
     if mark is not None:
         N, n, label = mark
         ax.plot([N], [n], marker="*", markersize=14, color=OKABE_ITO["vermillion"], linestyle="none", label=label)
@@ -57,7 +58,7 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
     ax.set_xlabel("network dimension N (largest similarity score)")
     ax.set_ylabel("largest interaction vertex n with N$^n$ finite")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(title="format")
+    ax.legend(title="format", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if title:
         ax.set_title(title)
     return ax
@@ -78,7 +79,8 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     for name in formats:
         fmt = numerics.get_format(name)
         style = FORMAT_STYLES.get(name, {})
-        left.axhline(float(numerics.mpmath.log10(fmt.max)), color=style.get("color"),
+        dashed = style.get("linestyle", "-") != "-"
+        left.axhline(float(numerics.mpmath.log10(fmt.max)), color=style.get("color"), zorder=3 if dashed else 2,
                      linestyle=style.get("linestyle", "-"), label=f"{name} max")
     top = float(n * np.log10(N))
     left.plot([N], [top], marker="*", markersize=14, color=OKABE_ITO["vermillion"], linestyle="none",
@@ -137,16 +139,19 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
     for name in formats:
         style = FORMAT_STYLES.get(name, {})
         ns = [numerics.underflow_frontier(1, name, overlap=float(x)) for x in xs]
-        ax.plot(xs, ns, color=style.get("color"), linestyle=style.get("linestyle", "-"), label=name, linewidth=2)
+        dashed = style.get("linestyle", "-") != "-"
+        ax.plot(xs, ns, color=style.get("color"), linestyle=style.get("linestyle", "-"), label=name, linewidth=2,
+                zorder=3 if dashed else 2)
     for label, x in (marks or {}).items():
         ax.axvline(x, color="grey", linewidth=0.8, linestyle=":")
-        ax.annotate(label, (x, 1.2), rotation=90, fontsize="small", ha="right", va="bottom")
+        ax.text(x, 0.98, " " + label, transform=ax.get_xaxis_transform(), rotation=90, fontsize="small",
+                ha="right", va="top")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("normalized similarity score x = overlap / N")
     ax.set_ylabel("largest n with x$^n$ not rounded to 0")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(title="format")
+    ax.legend(title="format", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return ax
 
 

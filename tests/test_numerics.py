@@ -283,3 +283,26 @@ def test_precision_study_small():
     assert study.nonfinite[o32, 1] > 0  # overlaps of a few units, to the 80th power
     assert study.sign_errors[study.configs.index(("adaptive", "float32"))].sum() == 0
     assert "median rel. error" in str(study.summary())
+
+
+def test_chapter_plot_helpers_and_explorer_run():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from damlite import plots
+
+    Ns = np.array([10, 100, 1000])
+    ax = plots.plot_overflow_frontier(Ns, {f: nm.frontier_curve(Ns, f) for f in nm.FORMAT_NAMES}, mark=(100, 19, "x"))
+    assert len(ax.get_lines()) == 5
+    plots.plot_underflow_frontier(np.array([0.01, 0.5]), marks={"a": 0.1})
+    plots.plot_power_and_limits(100, 20)
+    plots.plot_precision_study(nm.precision_study([2, 3], N=6, K=2, B=1))
+    plt.close("all")
+    widgets = pytest.importorskip("ipywidgets")
+    from damlite.widgets import frontier_explorer
+
+    explorer = frontier_explorer(N=100, n=5)
+    assert isinstance(explorer, widgets.Widget)
+    plt.close("all")
