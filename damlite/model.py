@@ -211,7 +211,7 @@ class DenseAssociativeMemory:
         dtype = str(self.dtype)
         hint = ""
         if degree is not None and self.variant == "original":
-            hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = {float(N) ** degree:.3g}"
+            hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
                     f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
         return NumericalOverflowError(
             f"{what} overflowed: inf/NaN in the {self.variant} network with N={N}, n={self.n}, "
