@@ -1,0 +1,110 @@
+"""Command line: ``python -m damlite sweep|summarize|list``.
+
+Examples
+--------
+Run the quick autoassociative sweep on this machine (resumes where it stopped)::
+
+    python -m damlite sweep autoassociative --profile quick --out book/results/autoassociative
+
+The full profile on a GPU, two blocks at a time in worker processes::
+
+    DAMLITE_BACKEND=cupy python -m damlite sweep autoassociative --profile full --workers 1 \\
+        --out book/results/autoassociative
+
+On a dask cluster: ``--scheduler tcp://host:8786`` maps the blocks over
+``Client(address).get_executor()``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python -m damlite", description="damlite experiments: resumable hyperparameter sweeps.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("sweep", help="run (or resume) a sweep; every finished block is appended to the result file")
+    s.add_argument("task", nargs="?", default="autoassociative", help="registered task (default: autoassociative)")
+    s.add_argument("--profile", default=None, help="quick | full (default: $DAMLITE_PROFILE, else full on a GPU, quick on a CPU)")
+    s.add_argument("--out", default="results", help="directory of the result file <task>-<profile>.jsonl")
+    s.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: run in this process)")
+    s.add_argument("--scheduler", default=None, help="dask.distributed scheduler address: run the blocks on that cluster")
+    s.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"], help="array library (default: $DAMLITE_BACKEND or auto)")
+    s.add_argument("--memory-budget", type=float, default=None, help="MiB for the largest intermediates (default: 256 CPU, 2048 GPU)")
+    s.add_argument("--max-blocks", type=int, default=None, help="stop after this many new blocks")
+    s.add_argument("--only", default=None, help="run only blocks whose key contains every comma-separated term, e.g. 'normalized,n=10|'")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    m = sub.add_parser("summarize", help="optimum and good-region size per network and n, from a result file")
+    m.add_argument("path", help="result file (.jsonl)")
+    m.add_argument("--tolerance", type=float, default=0.5, help="a cell is good within this distance of the best (default 0.5)")
+    m.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+
+    ls = sub.add_parser("list", help="list a profile's blocks and whether each is done")
+    ls.add_argument("task", nargs="?", default="autoassociative")
+    ls.add_argument("--profile", default=None)
+    ls.add_argument("--out", default="results")
+    return p
+
+
+def _select(blocks, only):
+    if not only:
+        return blocks
+    terms = [t for t in only.split(",") if t]
+    return [b for b in blocks if all(t in b.key for t in terms)]
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    from . import experiments as ex  # noqa: PLC0415
+
+    if args.command == "sweep":
+        profile = ex.profile_name(args.profile)
+        blocks = _select(ex.profile_blocks(args.task, profile), args.only)
+        budget = None if args.memory_budget is None else int(args.memory_budget * 2**20)
+        executor = client = None
+        if args.scheduler:
+            from dask.distributed import Client  # noqa: PLC0415
+
+            client = Client(args.scheduler)
+            executor = client.get_executor()
+        start = time.perf_counter()
+        try:
+            path = ex.run_sweep(args.task, profile, blocks=blocks, out_dir=args.out, executor=executor,
+                                workers=args.workers, backend=args.backend, memory_budget=budget,
+                                progress=not args.no_progress, max_blocks=args.max_blocks)
+        finally:
+            if client is not None:
+                client.close()
+        done = {line["key"] for line in ex._read_lines(path)}
+        left = sum(b.key not in done for b in blocks)
+        print(f"{path}: {len(blocks) - left}/{len(blocks)} blocks done, {left} left "
+              f"({time.perf_counter() - start:.1f} s this run)")
+        return 0
+    if args.command == "summarize":
+        records = ex.load_records(args.path)
+        rows = ex.summarize(records, tolerance=args.tolerance)
+        if args.json:
+            print(json.dumps(rows, indent=1))
+            return 0
+        print(f"{'N':>4} {'variant':>10} {'dtype':>7} {'grid':>6} {'n':>4} {'best':>7} {'1/T*':>9} {'lr*':>7} {'good':>6}")
+        for r in rows:
+            print(f"{r['N']:>4} {r['variant']:>10} {r['dtype']:>7} {r['grid']:>6} {r['n']:>4} {r['best']:7.3f} "
+                  f"{r['best_inv_temperature']:9.4g} {r['best_learning_rate']:7.3g} {r['good_fraction']:6.2f}")
+        return 0
+    if args.command == "list":
+        profile = ex.profile_name(args.profile)
+        blocks = ex.profile_blocks(args.task, profile)
+        done = {line["key"] for line in ex._read_lines(ex.results_path(args.out, args.task, profile))}
+        for b in blocks:
+            print(("done " if b.key in done else "todo ") + f"{b.variant:>10} n={b.n:<3} {b.grid:<6} {b.dtype} "
+                  f"N={b.options.get('N')} G={b.n_networks}")
+        return 0
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
