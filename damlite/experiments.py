@@ -558,4 +558,12 @@ def _aa_full():
     return blocks
 
 
-register_task("autoassociative", run_autoassociative_block, profiles={"quick": _aa_quick, "full": _aa_full})
+def _aa_smoke():
+    """Seconds in all: tiny networks, for tests and CI."""
+    grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
+    return [autoassociative_block(v, n, "coarse", N=16, patterns=3, repeats=2, grids=grids, memories=8, epochs=15)
+            for n in (2, 3, 4) for v in ("original", "normalized")]
+
+
+register_task("autoassociative", run_autoassociative_block,
+              profiles={"quick": _aa_quick, "full": _aa_full, "smoke": _aa_smoke})
