@@ -106,14 +106,20 @@ def _pair_arguments(memories, states, d, cols, scale):
     return a * (s + zeta), a * (s - zeta)
 
 
-def _adaptive_rescale(plus, minus):
+def _adaptive_rescale(plus, minus, interaction):
     """Divide both arguments by their largest magnitude over the memories (per neuron).
 
-    For an interaction homogeneous of degree k this multiplies the energy
-    difference by c**-k > 0, so its sign is exact while the largest term is 1.
+    Only arguments where F is non-zero count (for the rectified polynomial,
+    the positive ones). For an interaction homogeneous of degree k this
+    multiplies the energy difference by c**-k > 0, so its sign is exact while
+    the largest term is 1.
     """
     xp = array_namespace(plus)
-    c = xp.maximum(xp.max(xp.abs(plus), axis=2, keepdims=True), xp.max(xp.abs(minus), axis=2, keepdims=True))
+
+    def largest(u):
+        return xp.max(xp.where(interaction.support(u), xp.abs(u), xp.zeros_like(u)), axis=2, keepdims=True)
+
+    c = xp.maximum(largest(plus), largest(minus))
     c = xp.where(c > 0, c, xp.ones_like(c))
     return plus / c, minus / c
 
@@ -171,7 +177,7 @@ def energy_difference(
                 continue
             plus, minus = _pair_arguments(memories, states[:, rows, ...], d[:, rows, ...], cols, scale)
             if rescale:
-                plus, minus = _adaptive_rescale(plus, minus)
+                plus, minus = _adaptive_rescale(plus, minus, interaction)
             f_plus, f_minus = interaction(plus), interaction(minus)
             delta = xp.sum(f_plus - f_minus, axis=2)
             if return_underflow and bool(xp.any(delta == 0)):
@@ -285,7 +291,7 @@ def relax(
                     s = d - z * x[..., None]
                     plus, minus = scale_arr * (s + z), scale_arr * (s - z)
                     if rescale:
-                        plus, minus = _adaptive_rescale(plus[..., None], minus[..., None])
+                        plus, minus = _adaptive_rescale(plus[..., None], minus[..., None], interaction)
                         plus, minus = plus[..., 0], minus[..., 0]
                     delta = xp.sum(interaction(plus) - interaction(minus), axis=2)  # (G, B)
                     finite = finite & xp.all(xp.isfinite(delta), axis=1)

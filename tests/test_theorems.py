@@ -178,8 +178,6 @@ def _largest_argument_is_positive(memories, states):
     return np.max(u, axis=1) >= np.max(np.abs(u), axis=1)
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: network._adaptive_rescale divides by the largest |u| "
-                   "including negative u where the rectified F is 0; the positive terms still underflow")
 def test_adaptive_rectified_largest_argument_negative():
     """Minimal case hypothesis found: K=1, zeta=(0.001, 0.002, 0, 0, 0, 0), all -1 state, n=200."""
     memories = np.array([[0.001, 0.002, 0, 0, 0, 0]])
@@ -189,7 +187,7 @@ def test_adaptive_rectified_largest_argument_negative():
     exact = reference.energy_difference(mem32[0].astype(np.float64), states, "rectified_polynomial", 200)[0]
     assert exact[1] > 0  # neuron 1: u+ = 0.001 > 0 and u- = -0.003, Delta = 0.001**200 > 0
     got = energy_difference(mem32, st32, F, 1.0, rescale=True)[0, 0]
-    assert got[1] > 0  # fails: rescaled by c = 0.003, (1/3)**200 underflows float32 to 0
+    assert got[1] > 0  # only u where F is non-zero set the scale (0.001, not 0.003)
 
 
 def test_fixed_scaling_fails_at_n_200_in_float32_where_adaptive_does_not():
@@ -216,9 +214,7 @@ def test_fixed_scaling_fails_at_n_200_in_float32_where_adaptive_does_not():
 
 @pytest.mark.parametrize("name", [
     "polynomial",
-    pytest.param("rectified_polynomial", marks=pytest.mark.xfail(
-        strict=True, raises=(AssertionError, NumericalUnderflowWarning),
-        reason="core bug: adaptive rescale by the largest |u| even where u < 0 (see above)")),
+    "rectified_polynomial",
 ])
 def test_adaptive_scaling_in_the_estimator_float32_n_200(name):
     rng = np.random.default_rng(3)
