@@ -437,6 +437,8 @@ def provenance(**extra):
         platform=platform.platform(), processor=platform.processor() or platform.machine(),
         cpu_count=os.cpu_count(), load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         argv=list(sys.argv),
+        threads={k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+                 if k in os.environ},
     )
     info.update(extra)
     return info
