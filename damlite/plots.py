@@ -42,7 +42,7 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
     (:func:`damlite.numerics.frontier_curve`); ``mark`` = (N, n, label) adds a point.
     Below a curve the original network's largest term N**n is finite in that format.
     """
-    ax = _axes(ax)
+    ax = _axes(ax, figsize=(8.5, 4.2))
     for name, ns in curves.items():
         style = FORMAT_STYLES.get(name, {})
         ns = np.asarray(ns, dtype=float)
@@ -135,7 +135,7 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
     """
     from . import numerics  # noqa: PLC0415
 
-    ax = _axes(ax)
+    ax = _axes(ax, figsize=(8.5, 4.2))
     for name in formats:
         style = FORMAT_STYLES.get(name, {})
         ns = [numerics.underflow_frontier(1, name, overlap=float(x)) for x in xs]
@@ -329,12 +329,13 @@ SCALING_STYLES = {
 }
 
 
-def plot_trajectory_gap(gaps, losses, *, axes=None):
+def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
     """Left: largest |zeta_original - zeta_normalized| after each epoch (log y), one line per n.
     Right: the normalized network's training loss per epoch (log y).
 
-    ``gaps`` and ``losses`` map n to arrays of shape (epochs,). A gap of exactly 0
-    (bitwise-equal memories) is drawn as an open marker on the bottom edge.
+    ``gaps`` and ``losses`` map n to arrays of shape (epochs,); ``controls`` (same
+    form, optional) is drawn as thin dotted lines in the same colours. A gap of
+    exactly 0 (bitwise-equal memories) is drawn as an open marker on the bottom edge.
     """
     axes = _axes(axes, ncols=2, figsize=(11, 3.8))
     styles = ["o-", "s--", "^-.", "D:"]
@@ -349,17 +350,22 @@ def plot_trajectory_gap(gaps, losses, *, axes=None):
         if np.any(g == 0):
             axes[0].plot(epochs[g == 0], np.full(int((g == 0).sum()), floor), style[0], mfc="none", color=color,
                          markersize=3)
+        if controls is not None and n in controls:
+            c = np.asarray(controls[n], dtype=float)
+            axes[0].plot(epochs, np.where(c > 0, c, np.nan), ":", color=color, linewidth=1)
         axes[1].plot(epochs, np.asarray(losses[n], dtype=float), style, color=color, markersize=3,
                      markevery=max(1, g.size // 12), label=f"n = {n}")
     axes[0].set_yscale("log")
     axes[0].set_xlabel("epoch")
     axes[0].set_ylabel("max |ζ$_{original}$ − ζ$_{normalized}$|")
     axes[0].set_title("difference between the two networks' memories", fontsize=10)
+    if controls is not None:
+        axes[0].plot([], [], ":", color="0.3", linewidth=1, label="control: one-ulp nudge")
     axes[0].legend(fontsize=8)
     axes[1].set_yscale("log")
     axes[1].set_xlabel("epoch")
     axes[1].set_ylabel("training loss (normalized network)")
-    axes[1].set_title("loss: the gap grows once the tanh saturates", fontsize=10)
+    axes[1].set_title("training loss", fontsize=10)
     return axes
 
 
@@ -393,7 +399,7 @@ def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None):
         ax.set_xlabel("interaction vertex n")
         ax.set_ylabel("neurons N")
         ax.set_title(title, fontsize=10)
-    axes[-1].legend(fontsize=8, loc="upper right")
+    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return axes
 
 
@@ -455,4 +461,112 @@ def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, titl
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     if title:
         ax.set_title(title, fontsize=10)
+    return ax
+
+
+# ------------------------------------------------------- hyperparameter sweeps (chapter 6)
+def _log_edges(values):
+    v = np.log10(np.asarray(values, dtype=float))
+    if v.size == 1:
+        return 10 ** np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = (v[1:] + v[:-1]) / 2
+    return 10 ** np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
+
+
+def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100, dtype="float64",
+                        metric="distance", vmax=None, title=None):
+    """Mean ``metric`` over repeats on the (learning rate, 1/T) grid: one row per n, one column per network.
+
+    Log axes, cividis colours (dark = small distance = good), a shared colour scale
+    (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
+    Missing results leave an empty panel that says so.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from damlite.experiments import heatmap_table  # noqa: PLC0415
+
+    vmax = 2 * np.sqrt(N) if vmax is None else vmax
+    ns = list(ns)
+    fig, axes = plt.subplots(len(ns), len(variants), figsize=(3.3 * len(variants) + 0.8, 2.5 * len(ns)),
+                             squeeze=False, constrained_layout=True)
+    mesh = None
+    for r, n in enumerate(ns):
+        for c, variant in enumerate(variants):
+            ax = axes[r, c]
+            table = heatmap_table(records, variant, n, grid, metric, dtype=dtype, N=N)
+            if table is None:
+                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
+                ax.set_xticks([]), ax.set_yticks([])
+            else:
+                its, lrs, z = table
+                mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), z, cmap="cividis", vmin=0, vmax=vmax)
+                ax.set_xscale("log"), ax.set_yscale("log")
+                i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
+                ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
+            ax.set_title(f"{variant}, n = {n}", fontsize=9)
+            if r == len(ns) - 1:
+                ax.set_xlabel("initial learning rate")
+            if c == 0:
+                ax.set_ylabel("inverse temperature 1/T")
+    if mesh is not None:
+        fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric} to the learned pattern (lower is better)")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None):
+    """Optimum 1/T, optimum learning rate and good-region size against n, both networks.
+
+    ``rows`` come from :func:`damlite.experiments.summarize`. The original
+    network's 1/T is drawn multiplied by N, which puts it on the normalized
+    network's scale (the two are the same network when 1/T_orig = 1/(N T_norm)).
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        _, axes = plt.subplots(1, 3, figsize=(11, 3.2), constrained_layout=True)
+    styles = {"original": dict(color=OKABE_ITO["vermillion"], marker="s", linestyle="--"),
+              "normalized": dict(color=OKABE_ITO["blue"], marker="o", linestyle="-")}
+    for variant, style in styles.items():
+        sel = sorted((r for r in rows if r["variant"] == variant and r["N"] == N and r["grid"] == grid
+                      and r["dtype"] == dtype), key=lambda r: r["n"])
+        if not sel:
+            continue
+        ns = [r["n"] for r in sel]
+        factor = N if variant == "original" else 1
+        label = f"{variant} (1/T × {N})" if variant == "original" else variant
+        lo = [r["good_inv_temperature_min"] * factor for r in sel]
+        hi = [r["good_inv_temperature_max"] * factor for r in sel]
+        axes[0].fill_between(ns, lo, hi, color=style["color"], alpha=0.15, linewidth=0)
+        axes[0].plot(ns, [r["best_inv_temperature"] * factor for r in sel], label=label, **style)
+        axes[1].plot(ns, [r["best_learning_rate"] for r in sel], label=variant, **style)
+        axes[2].plot(ns, [r["good_fraction"] for r in sel], label=variant, **style)
+    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="1/T of the best cell (band: good cells)")
+    axes[1].set(yscale="log", xlabel="interaction vertex n", ylabel="learning rate of the best cell")
+    axes[2].set(xlabel="interaction vertex n", ylabel="fraction of good cells", ylim=(0, 1))
+    for ax in axes:
+        ax.legend(fontsize=8)
+    return axes
+
+
+def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax=None):
+    """Fraction of grid cells where float32 and float64 give the same mean distance (within ``tolerance``)."""
+    from damlite.experiments import heatmap_table  # noqa: PLC0415
+
+    ax = _axes(ax)
+    xs, agree, good = [], [], []
+    for n in ns:
+        a = heatmap_table(records, "normalized", n, grid, dtype="float64", N=N)
+        b = heatmap_table(records, "normalized", n, grid, dtype="float32", N=N)
+        if a is None or b is None:
+            continue
+        same = np.abs(a[2] - b[2]) <= tolerance
+        xs.append(n)
+        agree.append(float(np.mean(same)))
+        mask = a[2] <= np.nanmin(a[2]) + tolerance
+        good.append(float(np.mean(same[mask])))
+    ax.plot(xs, agree, color=OKABE_ITO["blue"], marker="o", label="all cells")
+    ax.plot(xs, good, color=OKABE_ITO["orange"], marker="s", linestyle="--", label="good cells (float64)")
+    ax.set(xlabel="interaction vertex n", ylabel=f"cells with |Δ distance| ≤ {tolerance}", ylim=(0, 1.05))
+    ax.legend(fontsize=8)
     return ax
