@@ -171,6 +171,21 @@ class DenseAssociativeMemory:
             return 1.0, 1.0, float(T) ** (-self._degree_for_beta())
         return 1.0 / n_features, 1.0 / (n_features * float(T)), 1.0
 
+    def _learning_scales(self, N):
+        """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
+        b_in, b_out = self._learning_scales(N)
+        tiny = float(np.finfo(self.dtype).tiny)
+        for name, value in (("beta_in", b_in), ("beta_out", b_out)):
+            if float(np.asarray(value, dtype=self.dtype)) < tiny:
+                warnings.warn(
+                    f"underflow: {name} = {value:.3g} is below the smallest normal {self.dtype} "
+                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self.temperature}); "
+                    "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
+                    NumericalUnderflowWarning,
+                    stacklevel=3,
+                )
+        return b_in, b_out
+
     def _init_memories(self, n_features):
         rng = check_random_state(self.random_state)
         host = np.clip(rng.normal(self.init_mean, self.init_std, size=(self.n_memories, n_features)), -1.0, 1.0)
@@ -301,7 +316,7 @@ class DenseAssociativeMemory:
         """L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m) on X (targets: X itself, or y's one-hot)."""
         probes, targets, neurons, _ = self._learning_problem(X, y)
         N = self.memories_.shape[1]
-        _, b_in, b_out = self.scales(N)
+        b_in, b_out = self._learning_scales(N)
         loss, _, finite = loss_and_gradient(
             self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
             error_exponent=self.error_exponent, neurons=neurons, gradient=False, memory_budget=self.memory_budget,
@@ -314,7 +329,7 @@ class DenseAssociativeMemory:
         """dL/dzeta, shape (K, N), derived by hand (see :func:`damlite.network.loss_and_gradient`)."""
         probes, targets, neurons, _ = self._learning_problem(X, y)
         N = self.memories_.shape[1]
-        _, b_in, b_out = self.scales(N)
+        b_in, b_out = self._learning_scales(N)
         _, grad, finite = loss_and_gradient(
             self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
             error_exponent=self.error_exponent, neurons=neurons, memory_budget=self.memory_budget,
@@ -374,7 +389,7 @@ class DenseAssociativeMemory:
         rng = check_random_state(self.random_state)
         if not hasattr(self, "_memories"):
             rng = self._init_memories(N)
-        _, b_in, b_out = self.scales(N)
+        b_in, b_out = self._learning_scales(N)
         result = train_memories(
             self.memories_[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
             learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
@@ -397,7 +412,7 @@ class DenseAssociativeMemory:
         C = len(self.classes_)
         probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], np.shape(X)[0]))
         N = self.memories_.shape[1]
-        _, b_in, b_out = self.scales(N)
+        b_in, b_out = self._learning_scales(N)
         with quiet_numpy():
             delta = energy_difference(self.memories_[None], probes, self.interaction_, b_in,
                                       neurons=neurons, memory_budget=self.memory_budget)[0]
