@@ -173,7 +173,7 @@ class DenseAssociativeMemory:
 
     def _learning_scales(self, N):
         """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
-        b_in, b_out = self._learning_scales(N)
+        _, b_in, b_out = self.scales(N)
         tiny = float(np.finfo(self.dtype).tiny)
         for name, value in (("beta_in", b_in), ("beta_out", b_out)):
             if float(np.asarray(value, dtype=self.dtype)) < tiny:
