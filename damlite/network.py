@@ -158,20 +158,20 @@ def energy_difference(
     # and u' = a (d - 2 zeta_i xi_i) for the other, so Delta_i = xi_i sum_mu [F(a d) - F(u')]
     # needs F on (G, B, K) once and on (G, B, K, M) once instead of twice.
     bipolar = not rescale and _all_bipolar(states[:, :, cols])
-    if bipolar:
-        w = (2 * scale[..., None]) * memories[:, None, :, cols]  # 2 a zeta, (G, 1, K, M)
+    if bipolar:  # the fast path keeps memories innermost, (G, b, M, K): contiguous sums over K
+        w = (2 * scale[..., None]) * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 a zeta, (G, 1, M, K)
     with quiet_numpy():
         for rows in _row_chunks(B, 6 * G * K * M * itemsize, budget):
             if bipolar:
                 xs = states[:, rows, cols]  # (G, b, M)
                 ad = scale * d[:, rows, ...]  # (G, b, K)
-                other = ad[..., None] - w * xs[:, :, None, :]
-                f_same, f_other = interaction(ad)[..., None], interaction(other)
-                delta = xs * xp.sum(f_same - f_other, axis=2)
+                other = ad[:, :, None, :] - w * xs[..., None]  # (G, b, M, K)
+                f_same, f_other = interaction(ad)[:, :, None, :], interaction(other)
+                delta = xs * xp.sum(f_same - f_other, axis=3)
                 if return_underflow and bool(xp.any(delta == 0)):
-                    lost = ((f_same == 0) & interaction.support(ad)[..., None]) | (
+                    lost = ((f_same == 0) & interaction.support(ad)[:, :, None, :]) | (
                         (f_other == 0) & interaction.support(other))
-                    lost = xp.any(lost, axis=2) & (delta == 0)
+                    lost = xp.any(lost, axis=3) & (delta == 0)
                     underflow = underflow | xp.any(xp.reshape(lost, (G, -1)), axis=1)
                 out.append(delta)
                 continue
@@ -269,22 +269,27 @@ def relax(
                 st_p = _gather_columns(states, flat_dev, G, N)
                 d = similarities(mem_p, st_p)  # (G, B, K)
                 changed = xp.zeros((G, B), dtype=xp.bool, device=device)
-                if bipolar:
+                if bipolar:  # lean loop: per neuron ~10 array operations on (G, B, K)
                     ad = scale_arr * d
                     f_ad = interaction(ad)
-                    w_p = (2 * scale_arr) * mem_p  # 2 a zeta, (G, K, N)
+                    w_t = xp.permute_dims((2 * scale_arr) * mem_p, (0, 2, 1))[:, :, None, :]  # 2 a zeta, (G, N, 1, K)
+                    one = xp.ones((G, B), dtype=memories.dtype, device=device)
+                    tie = {1: one, -1: -one}.get(zero_sign)
+                    nan_probe = xp.zeros((G, B), dtype=memories.dtype, device=device)  # 0 * delta: NaN if any delta is
                 for t in range(N if bipolar else 0):
                     x = st_p[:, :, t]  # (G, B)
-                    other = ad - w_p[:, None, :, t] * x[..., None]
+                    other = ad - w_t[:, t, ...] * x[..., None]
                     f_other = interaction(other)
                     delta = x * xp.sum(f_ad - f_other, axis=2)  # (G, B)
-                    finite = finite & xp.all(xp.isfinite(delta), axis=1)
-                    new = _sign(delta, x, zero_sign)
+                    nan_probe = nan_probe + 0 * delta
+                    new = xp.where(delta > 0, one, xp.where(delta < 0, -one, x if tie is None else tie))
                     flip = (new != x)[..., None]
                     changed = changed | flip[..., 0]
                     ad = xp.where(flip, other, ad)
                     f_ad = xp.where(flip, f_other, f_ad)
                     st_p[:, :, t] = new
+                if bipolar:
+                    finite = finite & xp.all(nan_probe == 0, axis=1)
                 for t in range(0 if bipolar else N):
                     z = mem_p[:, None, :, t]  # (G, 1, K)
                     x = st_p[:, :, t]  # (G, B)
@@ -356,28 +361,30 @@ def loss_and_gradient(
     # with u = b_in d and u' = b_in (d - 2 zeta_i xi_i) (see energy_difference),
     # P = xi_i (F'(u) - F'(u')) and Q - xi_i P = 2 F'(u'): one F, F' on (G, B, K, M).
     bipolar = _all_bipolar(probes[:, :, cols])
-    if bipolar:
-        w = (2 * b_in[..., None]) * memories[:, None, :, cols]  # 2 b_in zeta, (G, 1, K, M)
+    if bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
+        w = (2 * b_in[..., None]) * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 b_in zeta, (G, 1, M, K)
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
+        grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
         for rows in _row_chunks(B, 8 * G * K * M * itemsize, _chunk_budget(xp, memory_budget)):
             if bipolar:
                 xs = probes[:, rows, cols]  # (G, b, M)
                 u = b_in * d[:, rows, ...]  # (G, b, K)
-                other = u[..., None] - w * xs[:, :, None, :]  # (G, b, K, M)
+                other = u[:, :, None, :] - w * xs[..., None]  # (G, b, M, K)
                 if gradient:
                     (f_u, df_u), (f_o, df_o) = interaction.value_and_derivative(u), interaction.value_and_derivative(other)
                 else:
                     f_u, f_o = interaction(u), interaction(other)
-                c = xp.tanh(b_out * xs * xp.sum(f_u[..., None] - f_o, axis=2))  # (G, b, M)
+                c = xp.tanh(b_out * xs * xp.sum(f_u[:, :, None, :] - f_o, axis=3))  # (G, b, M)
                 err = targets[:, rows, ...] - c
                 loss = loss + xp.sum(xp.reshape(err ** two_m, (G, -1)), axis=1)
                 if not gradient:
                     continue
                 g = -two_m * err ** (two_m - 1) * (1 - c * c)  # dL/dh, (G, b, M)
                 gx = g * xs
-                grad_cols = grad_cols + 2 * xp.sum(g[:, :, None, :] * df_o, axis=1)
-                r_all[:, rows, ...] = df_u * xp.sum(gx, axis=2)[..., None] - xp.sum(gx[:, :, None, :] * df_o, axis=3)
+                g_t = xp.permute_dims(g, (0, 2, 1))[:, :, None, :]  # (G, M, 1, b): sum over b as a matmul
+                grad_cols_t = grad_cols_t + 2 * xp.matmul(g_t, xp.permute_dims(df_o, (0, 2, 1, 3)))[:, :, 0, :]
+                r_all[:, rows, ...] = df_u * xp.sum(gx, axis=2)[..., None] - xp.matmul(gx[:, :, None, :], df_o)[:, :, 0, :]
                 continue
             xi = probes[:, rows, ...]
             plus, minus = _pair_arguments(memories, xi, d[:, rows, ...], cols, b_in)
@@ -402,6 +409,7 @@ def loss_and_gradient(
     finite = xp.isfinite(loss)
     if gradient and bipolar:
         grad = xp.matmul(xp.matrix_transpose(r_all), probes)
+        grad_cols = xp.matrix_transpose(grad_cols_t)
     if gradient:
         grad[:, :, cols] = grad[:, :, cols] + grad_cols
         grad = (b_out * b_in) * grad
