@@ -397,6 +397,10 @@ def heatmap_table(records, variant, n, grid, metric="distance", *, dtype="float6
 def good_region(table, *, tolerance=0.5, lower_is_better=True):
     """Where the optimum sits and how large the good region is.
 
+    Ties are common (many cells recall perfectly), so the good region's
+    geometric centre in 1/T and learning rate is the robust "optimum";
+    ``best_*`` is the first best cell in grid order.
+
     ``table`` is ``heatmap_table``'s result. A cell is *good* when its mean
     metric is within ``tolerance`` (absolute) of the best cell's. Returns a dict:
     best value, its (1/T, lr), the fraction of good cells, and the good cells'
@@ -417,6 +421,7 @@ def good_region(table, *, tolerance=0.5, lower_is_better=True):
         "good_inv_temperature_min": float(its[gi].min()),
         "good_inv_temperature_max": float(its[gi].max()),
         "good_inv_temperature_center": float(np.exp(np.mean(np.log(its[np.nonzero(good)[0]])))),
+        "good_learning_rate_center": float(np.exp(np.mean(np.log(lrs[np.nonzero(good)[1]])))),
     }
 
 
@@ -542,7 +547,8 @@ def _aa_quick():
     grids = {"coarse": ((0.3, 1.0, 3.0, 10.0, 30.0), (0.03, 0.1, 0.3))}
     for variant in ("original", "normalized"):
         for n in (2, 10):
-            blocks.append(autoassociative_block(variant, n, "coarse", repeats=2, epochs=40, grids=grids))
+            blocks.append(autoassociative_block(variant, n, "coarse", repeats=2, epochs=30, grids=grids))
+    blocks.append(autoassociative_block("normalized", 10, "coarse", repeats=2, epochs=30, grids=grids, dtype="float32"))
     return blocks
 
 

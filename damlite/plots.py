@@ -473,6 +473,14 @@ def _log_edges(values):
     return 10 ** np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
 
 
+def _major_log_ticks(ax):
+    from matplotlib.ticker import LogLocator, NullFormatter  # noqa: PLC0415
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100, dtype="float64",
                         metric="distance", vmax=None, title=None):
     """Mean ``metric`` over repeats on the (learning rate, 1/T) grid: one row per n, one column per network.
@@ -500,6 +508,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
                 its, lrs, z = table
                 mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), z, cmap="cividis", vmin=0, vmax=vmax)
                 ax.set_xscale("log"), ax.set_yscale("log")
+                _major_log_ticks(ax)
                 i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
                 ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
             ax.set_title(f"{variant}, n = {n}", fontsize=9)
@@ -515,7 +524,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
 
 
 def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None):
-    """Optimum 1/T, optimum learning rate and good-region size against n, both networks.
+    """Where the good region sits (geometric centre of its cells) and its size against n, both networks.
 
     ``rows`` come from :func:`damlite.experiments.summarize`. The original
     network's 1/T is drawn multiplied by N, which puts it on the normalized
@@ -538,11 +547,11 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
         lo = [r["good_inv_temperature_min"] * factor for r in sel]
         hi = [r["good_inv_temperature_max"] * factor for r in sel]
         axes[0].fill_between(ns, lo, hi, color=style["color"], alpha=0.15, linewidth=0)
-        axes[0].plot(ns, [r["best_inv_temperature"] * factor for r in sel], label=label, **style)
-        axes[1].plot(ns, [r["best_learning_rate"] for r in sel], label=variant, **style)
+        axes[0].plot(ns, [r["good_inv_temperature_center"] * factor for r in sel], label=label, **style)
+        axes[1].plot(ns, [r["good_learning_rate_center"] for r in sel], label=variant, **style)
         axes[2].plot(ns, [r["good_fraction"] for r in sel], label=variant, **style)
-    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="1/T of the best cell (band: good cells)")
-    axes[1].set(yscale="log", xlabel="interaction vertex n", ylabel="learning rate of the best cell")
+    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="1/T: centre of good cells (band: range)")
+    axes[1].set(yscale="log", xlabel="interaction vertex n", ylabel="learning rate: centre of good cells")
     axes[2].set(xlabel="interaction vertex n", ylabel="fraction of good cells", ylim=(0, 1))
     for ax in axes:
         ax.legend(fontsize=8)
