@@ -534,7 +534,8 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
 
     if axes is None:
         _, axes = plt.subplots(1, 3, figsize=(11, 3.2), constrained_layout=True)
-    styles = {"original": dict(color=OKABE_ITO["vermillion"], marker="s", linestyle="--"),
+    styles = {"original": dict(color=OKABE_ITO["vermillion"], marker="s", linestyle="--", markerfacecolor="none",
+                               markersize=10),
               "normalized": dict(color=OKABE_ITO["blue"], marker="o", linestyle="-")}
     for variant, style in styles.items():
         sel = sorted((r for r in rows if r["variant"] == variant and r["N"] == N and r["grid"] == grid
@@ -551,7 +552,8 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
         axes[1].plot(ns, [r["good_learning_rate_center"] for r in sel], label=variant, **style)
         axes[2].plot(ns, [r["good_fraction"] for r in sel], label=variant, **style)
     axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="1/T: centre of good cells (band: range)")
-    axes[1].set(yscale="log", xlabel="interaction vertex n", ylabel="learning rate: centre of good cells")
+    axes[1].set(yscale="log", xlabel="interaction vertex n", ylabel="learning rate: centre of good cells",
+                ylim=(1e-3, 1.5))
     axes[2].set(xlabel="interaction vertex n", ylabel="fraction of good cells", ylim=(0, 1))
     for ax in axes:
         ax.legend(fontsize=8)
