@@ -152,3 +152,11 @@ def test_profile_selection(monkeypatch):
     assert ns[("normalized", 100)] == [2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90, 100]
     assert ns[("original", 250)] == ns[("normalized", 250)] == [2, 3, 5, 10, 20, 30]
     assert {b.repeats for b in full} == {5} and len({b.key for b in full}) == len(full)
+
+
+def test_process_pool_matches_in_process(tmp_path):
+    blocks = _smoke()[:2]
+    a = ex.run_sweep("autoassociative", "smoke", blocks=blocks, out_dir=tmp_path / "a", backend="numpy", progress=False)
+    b = ex.run_sweep("autoassociative", "smoke", blocks=blocks, out_dir=tmp_path / "b", backend="numpy", progress=False,
+                     workers=2)
+    assert _strip(ex.load_records(a, blocks=blocks)) == _strip(ex.load_records(b, blocks=blocks))
