@@ -544,7 +544,7 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
 
 def _aa_quick():
     blocks = []
-    grids = {"coarse": ((0.3, 1.0, 3.0, 10.0, 30.0), (0.03, 0.1, 0.3))}
+    grids = {"coarse": ((0.3, 1.0, 3.0, 10.0, 30.0), (0.05, 0.3))}
     for variant in ("original", "normalized"):
         for n in (2, 10):
             blocks.append(autoassociative_block(variant, n, "coarse", repeats=2, epochs=30, grids=grids))
@@ -573,3 +573,5 @@ def _aa_smoke():
 
 register_task("autoassociative", run_autoassociative_block,
               profiles={"quick": _aa_quick, "full": _aa_full, "smoke": _aa_smoke})
+
+from . import classification as _classification  # noqa: E402,F401  (registers the "mnist" task)
