@@ -86,7 +86,9 @@ def main(argv=None):
         return 0
     if args.command == "summarize":
         records = ex.load_records(args.path)
-        rows = ex.summarize(records, tolerance=args.tolerance)
+        spec = ex.get_task(records[0]["task"]) if records else None
+        rows = ex.summarize(records, tolerance=args.tolerance, **(
+            {"metric": spec.metric, "lower_is_better": spec.lower_is_better} if spec else {}))
         if args.json:
             print(json.dumps(rows, indent=1))
             return 0

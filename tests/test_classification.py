@@ -213,3 +213,25 @@ def test_training_memory_stays_within_budget(digits):
     naive = 6 * 2000 * 64 * 10 * 8 * 8  # eight (G, B, K, C) intermediates
     assert res.finite.all()
     assert peak < data + 4 * budget < naive, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_mnist_task_runs_through_the_sweep_machinery(tmp_path):
+    from damlite import experiments as ex
+
+    spec = ex.get_task("mnist")
+    assert spec.metric == "f1" and not spec.lower_is_better
+    assert {"quick", "short", "full", "smoke"} <= set(spec.profiles)
+    full = ex.profile_blocks("mnist", "full")
+    assert {b.n for b in full} == {2, 5, 10, 20} and {b.variant for b in full} == {"original", "normalized"}
+    assert all(b.options["memories"] == 256 and b.options["epochs"] == 500 for b in full)
+    orig = [b for b in full if b.variant == "original"][0]
+    norm = [b for b in full if b.variant == "normalized"][0]
+    np.testing.assert_allclose(np.array(orig.inv_temperature) * 794, norm.inv_temperature, rtol=1e-5)
+    blocks = ex.profile_blocks("mnist", "smoke")[:2]
+    path = ex.run_sweep("mnist", "smoke", blocks=blocks, out_dir=tmp_path, progress=False, backend="numpy")
+    recs = ex.load_records(path)
+    assert len(recs) == sum(b.n_networks for b in blocks)
+    assert all(0 <= r["f1"] <= 1 and r["task"] == "mnist" and len(r["f1_curve"]) == 2 for r in recs)
+    before = path.read_bytes()
+    ex.run_sweep("mnist", "smoke", blocks=blocks, out_dir=tmp_path, progress=False, backend="numpy")
+    assert path.read_bytes() == before  # resumed: nothing left to do
