@@ -483,7 +483,8 @@ def _major_log_ticks(ax):
 
 def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100, dtype="float64",
                         metric="distance", vmax=None, title=None):
-    """Mean ``metric`` over repeats on the (learning rate, 1/T) grid: one row per n, one column per network.
+    """Mean ``metric`` over repeats on the (learning rate, 1/T) grid: one row per n, one column per network
+    (a single network wraps its n into rows of three).
 
     Log axes, cividis colours (dark = small distance = good), a shared colour scale
     (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
@@ -493,29 +494,33 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     from damlite.experiments import heatmap_table  # noqa: PLC0415
 
     vmax = 2 * np.sqrt(N) if vmax is None else vmax
-    ns = list(ns)
-    fig, axes = plt.subplots(len(ns), len(variants), figsize=(3.3 * len(variants) + 0.8, 2.5 * len(ns)),
-                             squeeze=False, constrained_layout=True)
+    panels = [(n, v) for n in ns for v in variants]
+    ncols = len(variants) if len(variants) > 1 else min(3, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols + 0.8, 2.5 * nrows), squeeze=False,
+                             constrained_layout=True)
     mesh = None
-    for r, n in enumerate(ns):
-        for c, variant in enumerate(variants):
-            ax = axes[r, c]
-            table = heatmap_table(records, variant, n, grid, metric, dtype=dtype, N=N)
-            if table is None:
-                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
-                ax.set_xticks([]), ax.set_yticks([])
-            else:
-                its, lrs, z = table
-                mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), z, cmap="cividis", vmin=0, vmax=vmax)
-                ax.set_xscale("log"), ax.set_yscale("log")
-                _major_log_ticks(ax)
-                i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
-                ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
-            ax.set_title(f"{variant}, n = {n}", fontsize=9)
-            if r == len(ns) - 1:
-                ax.set_xlabel("initial learning rate")
-            if c == 0:
-                ax.set_ylabel("inverse temperature 1/T")
+    for k, ax in enumerate(axes.flat):
+        if k >= len(panels):
+            ax.axis("off")
+            continue
+        (n, variant), r, c = panels[k], k // ncols, k % ncols
+        table = heatmap_table(records, variant, n, grid, metric, dtype=dtype, N=N)
+        if table is None:
+            ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([]), ax.set_yticks([])
+        else:
+            its, lrs, z = table
+            mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), z, cmap="cividis", vmin=0, vmax=vmax)
+            ax.set_xscale("log"), ax.set_yscale("log")
+            _major_log_ticks(ax)
+            i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
+            ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
+        ax.set_title(f"{variant}, n = {n}", fontsize=9)
+        if r == nrows - 1 or k + ncols >= len(panels):
+            ax.set_xlabel("initial learning rate")
+        if c == 0:
+            ax.set_ylabel("inverse temperature 1/T")
     if mesh is not None:
         fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric} to the learned pattern (lower is better)")
     if title:
