@@ -586,3 +586,127 @@ def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax
     ax.set(xlabel="interaction vertex n", ylabel=f"cells with |Δ distance| ≤ {tolerance}", ylim=(0, 1.05))
     ax.legend(fontsize=8)
     return ax
+
+
+# ------------------------------------------------------------------ MNIST (chapter 7)
+def plot_digits(X, y, *, per_class=6, shape=(28, 28)):
+    """A grid of digits: one column per class, ``per_class`` rows (grey scale, pixel values -1..1)."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    classes = np.unique(y)
+    fig, axes = plt.subplots(per_class, len(classes), figsize=(0.75 * len(classes), 0.75 * per_class),
+                             squeeze=False)
+    for c, label in enumerate(classes):
+        rows = np.flatnonzero(y == label)[:per_class]
+        for r in range(per_class):
+            ax = axes[r, c]
+            if r < len(rows):
+                ax.imshow(np.asarray(X[rows[r]]).reshape(shape), cmap="gray_r", vmin=-1, vmax=1)
+            ax.set_xticks([]), ax.set_yticks([])
+            if r == 0:
+                ax.set_title(str(label), fontsize=9)
+    fig.subplots_adjust(wspace=0.05, hspace=0.05)
+    return fig
+
+
+def plot_accuracy_curves(curves, *, reference=None, ax=None, ylim=(0.8, 1.0)):
+    """Test accuracy against epoch. ``curves``: label -> (epochs, accuracy);
+    ``reference``: label -> {epoch: accuracy} drawn as large open markers."""
+    ax = _axes(ax)
+    styles = [dict(color=OKABE_ITO["blue"], linestyle="-", marker="o", markersize=4),
+              dict(color=OKABE_ITO["orange"], linestyle="--", marker="x", markersize=6),
+              dict(color=OKABE_ITO["green"], linestyle=":", marker="^", markersize=4)]
+    for k, (label, (epochs, acc)) in enumerate(curves.items()):
+        ax.plot(epochs, acc, label=label, **styles[k % len(styles)])
+    for label, points in (reference or {}).items():
+        ax.plot(list(points), list(points.values()), linestyle="none", marker="D", markersize=9,
+                markerfacecolor="none", markeredgecolor=OKABE_ITO["vermillion"], label=label)
+    ax.set(xlabel="epoch", ylabel="test accuracy", ylim=ylim)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return ax
+
+
+def plot_confusion(confusion, *, ax=None, title=None):
+    """A confusion matrix (rows: true class, columns: predicted), counts printed, log colour scale."""
+    from matplotlib.colors import LogNorm  # noqa: PLC0415
+
+    cm = np.asarray(confusion)
+    ax = _axes(ax, figsize=(4.6, 4.0))
+    im = ax.imshow(np.maximum(cm, 0.5), cmap="viridis", norm=LogNorm(vmin=0.5, vmax=max(cm.max(), 1)))
+    C = cm.shape[0]
+    for i in range(C):
+        for j in range(C):
+            if cm[i, j]:
+                ax.text(j, i, str(int(cm[i, j])), ha="center", va="center", fontsize=6,
+                        color="black" if cm[i, j] > np.sqrt(cm.max()) else "white")
+    ax.set(xticks=range(C), yticks=range(C), xlabel="predicted class", ylabel="true class")
+    ax.figure.colorbar(im, ax=ax, label="digits (log scale)")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return ax
+
+
+def plot_f1_heatmaps(records, ns, grid="paper", *, variants=("original", "normalized"), N=794,
+                     dtype="float64", title=None):
+    """Validation macro-F1 on the (learning rate, 1/T) grid: one row per n, one column per network.
+
+    Viridis, a shared scale from 0 to 1 (bright = good), the best cell starred;
+    missing results leave an empty panel that says so.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from damlite.experiments import heatmap_table  # noqa: PLC0415
+
+    fig, axes = plt.subplots(len(ns), len(variants), figsize=(3.4 * len(variants) + 0.9, 2.4 * len(ns)),
+                             squeeze=False, constrained_layout=True)
+    mesh = None
+    for r, n in enumerate(ns):
+        for c, variant in enumerate(variants):
+            ax = axes[r, c]
+            table = heatmap_table(records, variant, n, grid, "f1", dtype=dtype, N=N)
+            if table is None:
+                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
+                ax.set_xticks([]), ax.set_yticks([])
+            else:
+                its, lrs, z = table
+                mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), np.where(np.isfinite(z), z, np.nan),
+                                     cmap="viridis", vmin=0, vmax=1)
+                ax.set_xscale("log"), ax.set_yscale("log")
+                _major_log_ticks(ax)
+                i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(z), z, -np.inf)), z.shape)
+                ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
+            ax.set_title(f"{variant}, n = {n}", fontsize=9)
+            if r == len(ns) - 1:
+                ax.set_xlabel("initial learning rate")
+            if c == 0:
+                ax.set_ylabel("inverse temperature 1/T")
+    if mesh is not None:
+        fig.colorbar(mesh, ax=axes, shrink=0.6, label="validation macro-F1 (higher is better)")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None, title=None):
+    """Memories' pixel parts as images on a shared symmetric scale (PuOr: orange > 0, purple < 0)."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    mem = np.asarray(memories, dtype=float)[:, :n_pixels]
+    nrows = -(-mem.shape[0] // ncols)
+    if axes is None:
+        fig, axes = plt.subplots(nrows, ncols, figsize=(0.8 * ncols, 0.8 * nrows + 0.4), squeeze=False)
+    axes = np.asarray(axes).reshape(-1)
+    lim = float(np.abs(mem).max()) or 1.0
+    im = None
+    for k, ax in enumerate(axes):
+        ax.set_xticks([]), ax.set_yticks([])
+        if k < mem.shape[0]:
+            im = ax.imshow(mem[k].reshape(shape), cmap="PuOr", vmin=-lim, vmax=lim)
+        else:
+            ax.axis("off")
+    fig = axes[0].figure
+    if title:
+        fig.suptitle(title, fontsize=10)
+    if im is not None:
+        fig.colorbar(im, ax=list(axes), shrink=0.7, label="memory entry")
+    return fig
