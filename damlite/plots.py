@@ -237,6 +237,8 @@ def plot_dam_capacity(curves, capacities, theory):
     a0.axvline(1, color="0.4", ls=":")
     a0.axhline(0.9, color="0.7", ls="--", lw=1)
     a0.set_xscale("log")
+    a0.set_xticks([0.25, 0.5, 1, 2, 4], labels=["1/4", "1/2", "1", "2", "4"])
+    a0.minorticks_off()
     a0.set_xlabel("P / P_KH(N, n): stored patterns over the Krotov-Hopfield estimate")
     a0.set_ylabel("fraction of patterns that are fixed points")
     a0.legend(fontsize=7, ncol=2)
@@ -688,7 +690,7 @@ def plot_f1_heatmaps(records, ns, grid="paper", *, variants=("original", "normal
 
 
 def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None, title=None):
-    """Memories' pixel parts as images on a shared symmetric scale (PuOr: orange > 0, purple < 0)."""
+    """Memories' pixel parts as images on a shared symmetric scale (PuOr_r: orange > 0, purple < 0)."""
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     mem = np.asarray(memories, dtype=float)[:, :n_pixels]
@@ -701,7 +703,7 @@ def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None,
     for k, ax in enumerate(axes):
         ax.set_xticks([]), ax.set_yticks([])
         if k < mem.shape[0]:
-            im = ax.imshow(mem[k].reshape(shape), cmap="PuOr", vmin=-lim, vmax=lim)
+            im = ax.imshow(mem[k].reshape(shape), cmap="PuOr_r", vmin=-lim, vmax=lim)
         else:
             ax.axis("off")
     fig = axes[0].figure
