@@ -159,13 +159,15 @@ def energy_difference(
     # needs F on (G, B, K) once and on (G, B, K, M) once instead of twice.
     bipolar = not rescale and _all_bipolar(states[:, :, cols])
     if bipolar:  # the fast path keeps memories innermost, (G, b, M, K): contiguous sums over K
-        w = (2 * scale[..., None]) * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 a zeta, (G, 1, M, K)
+        w = 2 * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 zeta, (G, 1, M, K)
     with quiet_numpy():
         for rows in _row_chunks(B, 6 * G * K * M * itemsize, budget):
             if bipolar:
                 xs = states[:, rows, cols]  # (G, b, M)
                 ad = scale * d[:, rows, ...]  # (G, b, K)
-                other = ad[:, :, None, :] - w * xs[..., None]  # (G, b, M, K)
+                # a (d - 2 zeta xi), not a d - 2 a zeta xi: bitwise the old a (s -+ zeta) where
+                # the sums are exact (+-1 memories), so exact ties Delta = 0 stay exact
+                other = scale[..., None] * (d[:, rows, None, :] - w * xs[..., None])  # (G, b, M, K)
                 f_same, f_other = interaction(ad)[:, :, None, :], interaction(other)
                 delta = xs * xp.sum(f_same - f_other, axis=3)
                 if return_underflow and bool(xp.any(delta == 0)):
@@ -270,22 +272,21 @@ def relax(
                 d = similarities(mem_p, st_p)  # (G, B, K)
                 changed = xp.zeros((G, B), dtype=xp.bool, device=device)
                 if bipolar:  # lean loop: per neuron ~10 array operations on (G, B, K)
-                    ad = scale_arr * d
-                    f_ad = interaction(ad)
-                    w_t = xp.permute_dims((2 * scale_arr) * mem_p, (0, 2, 1))[:, :, None, :]  # 2 a zeta, (G, N, 1, K)
+                    f_ad = interaction(scale_arr * d)
+                    w_t = xp.permute_dims(2 * mem_p, (0, 2, 1))[:, :, None, :]  # 2 zeta, (G, N, 1, K)
                     one = xp.ones((G, B), dtype=memories.dtype, device=device)
                     tie = {1: one, -1: -one}.get(zero_sign)
                     nan_probe = xp.zeros((G, B), dtype=memories.dtype, device=device)  # 0 * delta: NaN if any delta is
                 for t in range(N if bipolar else 0):
                     x = st_p[:, :, t]  # (G, B)
-                    other = ad - w_t[:, t, ...] * x[..., None]
-                    f_other = interaction(other)
+                    other = d - w_t[:, t, ...] * x[..., None]  # d after flipping neuron t
+                    f_other = interaction(scale_arr * other)
                     delta = x * xp.sum(f_ad - f_other, axis=2)  # (G, B)
                     nan_probe = nan_probe + 0 * delta
                     new = xp.where(delta > 0, one, xp.where(delta < 0, -one, x if tie is None else tie))
                     flip = (new != x)[..., None]
                     changed = changed | flip[..., 0]
-                    ad = xp.where(flip, other, ad)
+                    d = xp.where(flip, other, d)
                     f_ad = xp.where(flip, f_other, f_ad)
                     st_p[:, :, t] = new
                 if bipolar:
@@ -362,7 +363,7 @@ def loss_and_gradient(
     # P = xi_i (F'(u) - F'(u')) and Q - xi_i P = 2 F'(u'): one F, F' on (G, B, K, M).
     bipolar = _all_bipolar(probes[:, :, cols])
     if bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
-        w = (2 * b_in[..., None]) * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 b_in zeta, (G, 1, M, K)
+        w = 2 * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 zeta, (G, 1, M, K)
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
         grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
@@ -370,7 +371,7 @@ def loss_and_gradient(
             if bipolar:
                 xs = probes[:, rows, cols]  # (G, b, M)
                 u = b_in * d[:, rows, ...]  # (G, b, K)
-                other = u[:, :, None, :] - w * xs[..., None]  # (G, b, M, K)
+                other = b_in[..., None] * (d[:, rows, None, :] - w * xs[..., None])  # (G, b, M, K)
                 if gradient:
                     (f_u, df_u), (f_o, df_o) = interaction.value_and_derivative(u), interaction.value_and_derivative(other)
                 else:

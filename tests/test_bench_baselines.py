@@ -39,18 +39,20 @@ def test_energy_difference_neuronwise(name, n):
 
 
 @pytest.mark.parametrize("zero_sign", [1, -1, "keep"])
-def test_relax_neuronwise_matches_async_relax(zero_sign):
+@pytest.mark.parametrize("n", [2, 3])
+def test_relax_neuronwise_matches_async_relax(zero_sign, n):
+    """+-1 memories: integer dot products, so n = 2 meets exact ties Delta = 0 (zero_sign decides)."""
     rng, _, _ = _problem(0)
-    K, N, B = 6, 40, 5
+    K, N, B = 6, 40, 8
     mem = np.where(rng.random((K, N)) < 0.5, -1.0, 1.0)
-    probes = mem[rng.integers(0, K, B)] * np.where(rng.random((B, N)) < 0.2, -1.0, 1.0)
-    F = make_interaction("rectified_polynomial", 3)
+    probes = mem[rng.integers(0, K, B)] * np.where(rng.random((B, N)) < 0.3, -1.0, 1.0)
+    F = make_interaction("rectified_polynomial", n)
     want, converged, sweeps, finite = relax(mem[None], probes, F, 1 / N, random_state=7, zero_sign=zero_sign)
-    got, per_probe = bl.relax_neuronwise(mem, probes, "rectified_polynomial", 3, 1 / N, zero_sign=zero_sign,
+    got, per_probe = bl.relax_neuronwise(mem, probes, "rectified_polynomial", n, 1 / N, zero_sign=zero_sign,
                                          orders=lambda: bl.sweep_orders(7, N))
     np.testing.assert_array_equal(got, np.asarray(want)[0])
     assert per_probe.max() == sweeps
-    got_b, sweeps_b = bl.relax_neuronwise_batched(mem, probes, "rectified_polynomial", 3, 1 / N, zero_sign=zero_sign,
+    got_b, sweeps_b = bl.relax_neuronwise_batched(mem, probes, "rectified_polynomial", n, 1 / N, zero_sign=zero_sign,
                                                   orders=lambda: bl.sweep_orders(7, N))
     np.testing.assert_array_equal(got_b, np.asarray(want)[0])
     assert sweeps_b == sweeps
