@@ -156,11 +156,11 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
 
 
 # ------------------------------------------------------------------ capacity (chapter 2)
-def _seq_colors(k, cmap="viridis"):
+def _seq_colors(k, cmap="viridis", stop=0.85):
     """k colours along a perceptually uniform, colour-blind-safe colormap."""
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    return [plt.get_cmap(cmap)(v) for v in np.linspace(0.0, 0.85, max(k, 1))]
+    return [plt.get_cmap(cmap)(v) for v in np.linspace(0.0, stop, max(k, 1))]
 
 
 def plot_hopfield_capacity(result, *, alpha_c=0.138):
@@ -308,7 +308,7 @@ def plot_disagreement_table(rows, *, x="n", group="epsilon", panel="networks", v
     floor = min(positive) / 3 if positive else 1e-4
     styles = ["o-", "s--", "^-.", "D:"]
     for ax, p in zip(axes[0], panels):
-        for i, (color, g) in enumerate(zip(_seq_colors(len(groups)), groups)):
+        for i, (color, g) in enumerate(zip(_seq_colors(len(groups), stop=0.65), groups)):
             sel = [r for r in rows if r[panel] == p and r[group] == g]
             xs = np.array([r[x] for r in sel], dtype=float)
             ys = np.array([r[value] for r in sel], dtype=float)
@@ -316,6 +316,7 @@ def plot_disagreement_table(rows, *, x="n", group="epsilon", panel="networks", v
             ax.plot(xs[ys == 0], np.full(int((ys == 0).sum()), floor), styles[i % 4][0], mfc="none", color=color)
         ax.set_yscale("log")
         ax.set_xlabel(x)
+        ax.set_xticks(sorted({r[x] for r in rows}))
         ax.set_title(str(p))
     axes[0][0].set_ylabel("fraction of updates that disagree")
     axes[0][-1].legend(fontsize=8)

@@ -34,6 +34,7 @@ __all__ = [
     "learning_agreement",
     "energy_difference_mp",
     "exponential_counterexample",
+    "train_random_networks",
 ]
 
 
@@ -213,3 +214,29 @@ def exponential_counterexample():
         [[-1, 1, 1, 1], [1, -1, -1, 1], [1, -1, 1, -1], [1, 1, -1, -1]], dtype=np.float64
     )
     return memories, np.ones(4), 0
+
+
+def train_random_networks(N, n_patterns, n_memories, interaction, *, temperature, n_networks=4, epochs=100,
+                          learning_rate=0.1, lr_decay=0.99, init_std=0.1, noise=0.1, random_state=0):
+    """Train G normalized networks (beta_in = 1/(N T), beta_out = 1) on random patterns.
+
+    Each of the ``n_networks`` networks gets its own ``n_patterns`` random +-1
+    patterns and memories drawn from N(0, init_std^2) clipped to [-1, 1], trained
+    with :func:`damlite.training.train_memories` (autoassociative, full batch).
+    Returns ``(memories (G, K, N), patterns (G, P, N), recall)`` with ``recall``
+    the fraction of probes (patterns with a fraction ``noise`` of bits flipped)
+    that relax exactly onto their pattern.
+    """
+    from .capacity import flip_bits, random_patterns
+    from .network import relax
+    from .training import train_memories
+
+    rng = np.random.default_rng(random_state)
+    pats = random_patterns((n_networks, n_patterns, N), rng)
+    mem0 = np.clip(rng.normal(0.0, init_std, (n_networks, n_memories, N)), -1.0, 1.0)
+    res = train_memories(mem0, pats, pats, interaction, beta_in=1.0 / (N * temperature), beta_out=1.0,
+                         learning_rate=learning_rate, lr_decay=lr_decay, epochs=epochs, random_state=rng)
+    probes = flip_bits(pats, noise, rng)
+    final, *_ = relax(res.memories, probes, interaction, 1.0 / N, max_sweeps=30, random_state=rng)
+    recall = float(np.mean(np.all(np.asarray(to_numpy(final)) == pats, axis=-1)))
+    return res.memories, pats, recall

@@ -116,3 +116,13 @@ def test_mp_reference_matches_the_kernel():
         ref = np.array([float(v) for v in th.energy_difference_mp(mem, state, F, 0.5)])
         got = energy_difference(mem[None], state[None], F, 0.5)[0, 0]
         assert np.allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_trained_networks_recall_and_keep_their_updates_under_rescaling():
+    F = make_interaction("rectified_polynomial", 3)
+    mem, pats, recall = th.train_random_networks(32, 4, 8, F, temperature=(3 / 32) ** (1 / 3), n_networks=2,
+                                                 epochs=40, random_state=0)
+    assert mem.shape == (2, 8, 32) and pats.shape == (2, 4, 32)
+    assert recall >= 0.75
+    r = th.sign_agreement(mem, cap.flip_bits(pats, 0.1, 1), F, 1 / 32, 1.0, exact=False)
+    assert np.all(r.agreement == 1.0)
