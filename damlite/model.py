@@ -11,8 +11,9 @@ variant        update scale a      beta_in        beta_out
 
 Update: xi_i <- sign sum_mu [F(a(zeta_i + s)) - F(a(-zeta_i + s))].
 Learning: C = tanh(beta_out sum_mu [F(beta_in(zeta_i + s)) - F(beta_in(-zeta_i + s))]).
-For an interaction homogeneous of degree n both variants make the same updates
-and, with the betas above at equal T, compute the same C (the paper's theorems).
+For an interaction homogeneous of degree n both variants make the same updates,
+and the original network at temperature N*T computes the same C as the normalized
+one at T, since (1/(N T))**n F(x) = F(x/(N T)) (the paper's theorems).
 """
 from __future__ import annotations
 
