@@ -7,6 +7,8 @@ colour alone.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 #: Okabe-Ito colours.
@@ -64,6 +66,15 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
     return ax
 
 
+@functools.lru_cache(maxsize=8)
+def _frontier_curves(formats):
+    """(Ns, {format: largest safe n}) on a fixed log grid of N, computed once (explorer redraws)."""
+    from . import numerics  # noqa: PLC0415
+
+    Ns = np.unique(np.round(np.logspace(np.log10(3), 6, 160)).astype(int))
+    return Ns, {name: numerics.frontier_curve(Ns, name) for name in formats}
+
+
 def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "float64"), *, axes=None):
     """Two panels for one (N, n): log10 F_n(x) = n log10 x up to x = N against each format's
     largest value, and the overflow frontier over N with (N, n) marked.
@@ -90,8 +101,7 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     left.set_ylabel("log$_{10}$ F$_n$(x)")
     left.legend(fontsize="small")
     left.set_title(f"N = {N:,}, n = {n}")
-    Ns = np.unique(np.round(np.logspace(np.log10(3), 6, 160)).astype(int))
-    curves = {name: numerics.frontier_curve(Ns, name) for name in formats}
+    Ns, curves = _frontier_curves(tuple(formats))
     plot_overflow_frontier(Ns, curves, mark=(N, n, f"(N, n) = ({N:,}, {n})"), ax=right)
     return axes
 
