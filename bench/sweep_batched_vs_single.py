@@ -43,7 +43,11 @@ def main(argv=None):
     p.add_argument("--patterns", type=int, default=20)
     p.add_argument("--memories", type=int, default=100, help="K")
     p.add_argument("--out", default=str(Path(__file__).with_name("sweep_batched_vs_single.json")))
+    p.add_argument("--record-sweeps", nargs="*", default=[], metavar="JSONL",
+                   help="only record the wall times of these sweep result files (blocks run with NumPy) into --out")
     args = p.parse_args(argv)
+    if args.record_sweeps:
+        return record_sweeps(args.record_sweeps, args.out)
     xp, info = get_backend("auto")
     grid = (tuple(np.round(np.logspace(-0.5, 1.5, args.cells), 6)), tuple(np.round(np.logspace(-2, 0, args.cells), 6)))
     batched = ex.autoassociative_block("normalized", args.n, grid, repeats=1, epochs=args.epochs, dtype=args.dtype,
@@ -81,6 +85,26 @@ def main(argv=None):
     }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: result[k] for k in ("G", "batched_median_s", "single_median_s", "speedup_median", "device")}, indent=1))
+
+
+def record_sweeps(paths, out):
+    """Add the wall time of each NumPy block in the given result files to the JSON at ``out``."""
+    result = json.loads(Path(out).read_text()) if Path(out).exists() else {}
+    sweeps = {}
+    for path in paths:
+        for prov in ex.load_provenance(path):
+            if prov["backend"] != "numpy":
+                continue
+            block = next(line["block"] for line in ex._read_lines(Path(path)) if line["key"] == prov["key"])
+            o = dict(block["settings"])
+            sweeps.setdefault(Path(path).name, []).append({
+                "variant": block["variant"], "n": block["n"], "grid": block["grid"], "dtype": block["dtype"],
+                "N": o["N"], "networks": len(block["inv_temperature"]) * len(block["learning_rate"]) * block["repeats"],
+                "epochs": o["epochs"], "seconds": prov["seconds"], "device": prov["device"], "date": prov["date"]})
+    result["sweeps_on_this_machine"] = {k: {"blocks": v, "total_seconds": round(sum(b["seconds"] for b in v), 1)}
+                                        for k, v in sweeps.items()}
+    Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: v["total_seconds"] for k, v in result["sweeps_on_this_machine"].items()}))
 
 
 if __name__ == "__main__":
