@@ -4,6 +4,7 @@
     python bench/run.py                      # full preset, NumPy, 1 BLAS thread
     python bench/run.py --preset quick       # smoke run (seconds)
     python bench/run.py --backend cupy --preset gpu --threads 0   # on a GPU machine
+    python bench/run.py --markdown bench/results/<file>.json      # a results file as tables
 
 Workloads (sizes per preset, see ``PRESETS``):
 
@@ -514,7 +515,44 @@ def machine_info(b):
     return info
 
 
+def markdown(path):
+    """A results file as Markdown tables (for bench/README.md)."""
+    data = json.loads(Path(path).read_text())
+    m = data["machine"]
+    lines = [f"{m['cpu_model']}, {m['cores']} cores, {m['backend']} ({m['device']}), threads={m['threads']}, "
+             f"clock={m.get('clock', 'wall')}, numpy {m['numpy']}, torch {m['torch']}, damlite {m['damlite']}, "
+             f"{data['date']}, preset {data['preset']}, {data['seconds']:.0f} s", ""]
+    lines += ["| workload | configuration | damlite median (min-max) | contender medians | ratios |", "|---|---|---|---|---|"]
+    for rec in data["records"]:
+        if rec["workload"] == "memory":
+            continue
+        t = rec["timings"]
+        main_key = "damlite" if "damlite" in t else "batched"
+        cfg = _line(rec).split(main_key)[0].split(None, 1)[1].strip()
+        own = t[main_key]
+        others = ", ".join(f"{k} {v['median_s'] * 1e3:.1f}" for k, v in t.items() if k != main_key)
+        ratios = ", ".join(f"{k} {v:.2f}" for k, v in rec["ratios"].items())
+        lines.append(f"| {rec['workload']} | {cfg} | {own['median_s'] * 1e3:.1f} ms "
+                     f"({own['min_s'] * 1e3:.1f}-{own['max_s'] * 1e3:.1f}) | {others} ms | {ratios} |")
+    mem = [r for r in data["records"] if r["workload"] == "memory"]
+    if mem:
+        lines += ["", "| memory case | budget | peak traced | unchunked intermediates | one row |", "|---|---|---|---|---|"]
+        for r in mem:
+            c = r["config"]
+            lines.append(f"| {c['case']} (G={c['G']}, B={c['B']}, K={c['K']}, M={c['M']}) | "
+                         f"{c['memory_budget'] / 2**20:g} MiB | {r['peak_traced_bytes'] / 2**20:.1f} MiB | "
+                         f"{r['unchunked_intermediate_bytes'] / 2**20:.0f} MiB | {r['one_row_intermediate_bytes'] / 2**20:.2f} MiB |")
+    lines += ["", "| target | where | ratio | wanted | |", "|---|---|---|---|---|"]
+    for row in data["targets"]:
+        lines.append(f"| {row['target']} | {row['where']} | {row['ratio']:.2f} | {row['threshold']} | "
+                     f"{'met' if row['met'] else 'missed'} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
+    if argv is None and len(sys.argv) > 2 and sys.argv[1] == "--markdown":
+        print(markdown(sys.argv[2]))
+        return None
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--preset", choices=sorted(PRESETS), default="full")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
