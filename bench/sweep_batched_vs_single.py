@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from damlite import experiments as ex
-from damlite.backend import backend_info, get_backend
+from damlite.backend import get_backend
 
 
 def _sync(xp):
