@@ -275,7 +275,7 @@ def relax(
                     f_ad = interaction(scale_arr * d)
                     w_t = xp.permute_dims(2 * mem_p, (0, 2, 1))[:, :, None, :]  # 2 zeta, (G, N, 1, K)
                     one = xp.ones((G, B), dtype=memories.dtype, device=device)
-                    tie = {1: one, -1: -one}.get(zero_sign)
+                    neg = -one
                     nan_probe = xp.zeros((G, B), dtype=memories.dtype, device=device)  # 0 * delta: NaN if any delta is
                 for t in range(N if bipolar else 0):
                     x = st_p[:, :, t]  # (G, B)
@@ -283,7 +283,12 @@ def relax(
                     f_other = interaction(scale_arr * other)
                     delta = x * xp.sum(f_ad - f_other, axis=2)  # (G, B)
                     nan_probe = nan_probe + 0 * delta
-                    new = xp.where(delta > 0, one, xp.where(delta < 0, -one, x if tie is None else tie))
+                    if zero_sign == 1:  # sign(Delta) with sign(0) (and NaN) = tie value, as in _sign
+                        new = xp.where(delta < 0, neg, one)
+                    elif zero_sign == -1:
+                        new = xp.where(delta > 0, one, neg)
+                    else:
+                        new = xp.where(delta > 0, one, xp.where(delta < 0, neg, x))
                     flip = (new != x)[..., None]
                     changed = changed | flip[..., 0]
                     d = xp.where(flip, other, d)
