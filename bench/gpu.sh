@@ -9,7 +9,8 @@
 #
 # Needs python3 with cupy, numpy, pytest, hypothesis, tqdm, mpmath (torch optional) and
 # array-api-compat (+ array-api-strict for some tests) importable, e.g. on PYTHONPATH.
-# Time limits (seconds) can be changed: TEST_TIMEOUT (default 170), BENCH_TIMEOUT (120).
+# Time limits (seconds) can be changed: TEST_TIMEOUT (default 150), BENCH_TIMEOUT (140).
+# The results JSON is rewritten after each workload, so a timed-out run still leaves what it did.
 set -u
 cd "$(dirname "$0")/.."
 OUTDIR="${OUT:-bench/results}"
@@ -33,13 +34,13 @@ PY
 cat "$OUTDIR/gpu_env.txt"
 
 echo "== tests on CuPy =="
-timeout "${TEST_TIMEOUT:-170}" $PY -m pytest -x -q -p no:cacheprovider > "$OUTDIR/gpu_pytest.log" 2>&1
+timeout "${TEST_TIMEOUT:-150}" $PY -m pytest -x -q -p no:cacheprovider > "$OUTDIR/gpu_pytest.log" 2>&1
 tests_rc=$?
 tail -n 15 "$OUTDIR/gpu_pytest.log"
 echo "pytest exit status: $tests_rc (124 = timed out)"
 
 echo "== benchmark on CuPy =="
-timeout "${BENCH_TIMEOUT:-120}" $PY bench/run.py --backend cupy --preset gpu --threads 0 --label gpu \
+timeout "${BENCH_TIMEOUT:-140}" $PY bench/run.py --backend cupy --preset gpu --threads 0 --label gpu \
   --out "$OUTDIR" > "$OUTDIR/gpu_bench.log" 2>&1
 bench_rc=$?
 tail -n 40 "$OUTDIR/gpu_bench.log"

@@ -581,19 +581,25 @@ def main(argv=None):
     start = time.perf_counter()
     runners = {"relax": bench_relax, "epoch_autoassociative": bench_epoch_autoassociative,
                "epoch_mnist": bench_epoch_mnist, "grid": bench_grid, "memory": bench_memory}
-    for name in args.only.split(","):
-        records += runners[name.strip()](b, cfg)
-    info["load_average_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-    info["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    summary = target_summary(records)
-    result = {"machine": info, "preset": args.preset, "config": cfg, "seconds": time.perf_counter() - start,
-              "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "targets": summary, "records": records}
     folder = Path(args.out or os.environ.get("OUT") or HERE / "results")
     folder.mkdir(parents=True, exist_ok=True)
     label = args.label or socket.gethostname()
     path = folder / f"{label}-{info['backend']}-{_dt.date.today().isoformat()}.json"
-    path.write_text(json.dumps(result, indent=1))
+
+    def write(complete):
+        info["load_average_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+        info["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        result = {"machine": info, "preset": args.preset, "config": cfg, "seconds": time.perf_counter() - start,
+                  "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "complete": complete,
+                  "targets": target_summary(records), "records": records}
+        path.write_text(json.dumps(result, indent=1))
+        return result
+
+    for name in args.only.split(","):
+        records += runners[name.strip()](b, cfg)
+        write(False)  # what is done so far survives a time limit
+    result = write(True)
+    summary = result["targets"]
     print("\ntargets (ratios of medians, same run):")
     for row in summary:
         print(f"  [{'met' if row['met'] else 'MISSED':>6}] {row['target']:<62} {row['where']:<14} "
