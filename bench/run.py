@@ -522,7 +522,8 @@ def markdown(path):
     lines = [f"{m['cpu_model']}, {m['cores']} cores, {m['backend']} ({m['device']}), threads={m['threads']}, "
              f"clock={m.get('clock', 'wall')}, numpy {m['numpy']}, torch {m['torch']}, damlite {m['damlite']}, "
              f"{data['date']}, preset {data['preset']}, {data['seconds']:.0f} s", ""]
-    lines += ["| workload | configuration | damlite median (min-max) | contender medians | ratios |", "|---|---|---|---|---|"]
+    lines += ["| workload | configuration | damlite median (min-max) | contender medians | ratios |",
+              "|---|---|---|---|---|"]
     for rec in data["records"]:
         if rec["workload"] == "memory":
             continue
@@ -536,12 +537,14 @@ def markdown(path):
                      f"({own['min_s'] * 1e3:.1f}-{own['max_s'] * 1e3:.1f}) | {others} ms | {ratios} |")
     mem = [r for r in data["records"] if r["workload"] == "memory"]
     if mem:
-        lines += ["", "| memory case | budget | peak traced | unchunked intermediates | one row |", "|---|---|---|---|---|"]
+        lines += ["", "| memory case | budget | peak traced | unchunked intermediates | one row |",
+                  "|---|---|---|---|---|"]
         for r in mem:
             c = r["config"]
             lines.append(f"| {c['case']} (G={c['G']}, B={c['B']}, K={c['K']}, M={c['M']}) | "
                          f"{c['memory_budget'] / 2**20:g} MiB | {r['peak_traced_bytes'] / 2**20:.1f} MiB | "
-                         f"{r['unchunked_intermediate_bytes'] / 2**20:.0f} MiB | {r['one_row_intermediate_bytes'] / 2**20:.2f} MiB |")
+                         f"{r['unchunked_intermediate_bytes'] / 2**20:.0f} MiB | "
+                         f"{r['one_row_intermediate_bytes'] / 2**20:.2f} MiB |")
     lines += ["", "| target | where | ratio | wanted | |", "|---|---|---|---|---|"]
     for row in data["targets"]:
         lines.append(f"| {row['target']} | {row['where']} | {row['ratio']:.2f} | {row['threshold']} | "

@@ -378,7 +378,8 @@ def loss_and_gradient(
                 u = b_in * d[:, rows, ...]  # (G, b, K)
                 other = b_in[..., None] * (d[:, rows, None, :] - w * xs[..., None])  # (G, b, M, K)
                 if gradient:
-                    (f_u, df_u), (f_o, df_o) = interaction.value_and_derivative(u), interaction.value_and_derivative(other)
+                    f_u, df_u = interaction.value_and_derivative(u)
+                    f_o, df_o = interaction.value_and_derivative(other)
                 else:
                     f_u, f_o = interaction(u), interaction(other)
                 c = xp.tanh(b_out * xs * xp.sum(f_u[:, :, None, :] - f_o, axis=3))  # (G, b, M)
@@ -390,7 +391,8 @@ def loss_and_gradient(
                 gx = g * xs
                 g_t = xp.permute_dims(g, (0, 2, 1))[:, :, None, :]  # (G, M, 1, b): sum over b as a matmul
                 grad_cols_t = grad_cols_t + 2 * xp.matmul(g_t, xp.permute_dims(df_o, (0, 2, 1, 3)))[:, :, 0, :]
-                r_all[:, rows, ...] = df_u * xp.sum(gx, axis=2)[..., None] - xp.matmul(gx[:, :, None, :], df_o)[:, :, 0, :]
+                r_all[:, rows, ...] = (df_u * xp.sum(gx, axis=2)[..., None]
+                                       - xp.matmul(gx[:, :, None, :], df_o)[:, :, 0, :])
                 continue
             xi = probes[:, rows, ...]
             plus, minus = _pair_arguments(memories, xi, d[:, rows, ...], cols, b_in)
