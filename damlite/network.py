@@ -97,6 +97,22 @@ def _row_chunks(B, bytes_per_row, budget):
         yield slice(start, min(B, start + rows))
 
 
+def _cells(G, B, bytes_per_cell, budget, split_networks):
+    """(networks, rows) slices whose cells (one network x one row) fit ``budget`` together.
+
+    Rows are split first; when one row of all G networks is over the budget and
+    ``split_networks`` is set, networks are split too (down to one network x one row).
+    """
+    if not split_networks or G * bytes_per_cell <= budget:
+        for rows in _row_chunks(B, G * bytes_per_cell, budget):
+            yield slice(None), rows
+        return
+    nets = max(1, int(budget // max(bytes_per_cell, 1)))
+    for start in range(0, G, nets):
+        for rows in _row_chunks(B, nets * bytes_per_cell, budget):
+            yield slice(start, min(G, start + nets)), rows
+
+
 def _pair_arguments(memories, states, d, cols, scale):
     """u+ and u- of shape (G, B, K, M) for the neurons in ``cols`` (see module doc)."""
     zeta = memories[:, :, cols][:, None, :, :]  # (G, 1, K, M)
@@ -160,22 +176,24 @@ def energy_difference(
     bipolar = not rescale and _all_bipolar(states[:, :, cols])
     if bipolar:  # the fast path keeps memories innermost, (G, b, M, K): contiguous sums over K
         w = 2 * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 zeta, (G, 1, M, K)
+        delta_all = xp.zeros((G, B, M), dtype=memories.dtype, device=getattr(memories, "device", None))
     with quiet_numpy():
-        for rows in _row_chunks(B, 6 * G * K * M * itemsize, budget):
+        for gs, rows in _cells(G, B, 6 * K * M * itemsize, budget, split_networks=bipolar):
             if bipolar:
-                xs = states[:, rows, cols]  # (G, b, M)
-                ad = scale * d[:, rows, ...]  # (G, b, K)
+                xs = states[gs, rows, cols]  # (g, b, M)
+                a = scale[gs, ...]
+                ad = a * d[gs, rows, ...]  # (g, b, K)
                 # a (d - 2 zeta xi), not a d - 2 a zeta xi: bitwise the old a (s -+ zeta) where
                 # the sums are exact (+-1 memories), so exact ties Delta = 0 stay exact
-                other = scale[..., None] * (d[:, rows, None, :] - w * xs[..., None])  # (G, b, M, K)
+                other = a[..., None] * (d[gs, rows, None, :] - w[gs, ...] * xs[..., None])  # (g, b, M, K)
                 f_same, f_other = interaction(ad)[:, :, None, :], interaction(other)
                 delta = xs * xp.sum(f_same - f_other, axis=3)
                 if return_underflow and bool(xp.any(delta == 0)):
                     lost = ((f_same == 0) & interaction.support(ad)[:, :, None, :]) | (
                         (f_other == 0) & interaction.support(other))
                     lost = xp.any(lost, axis=3) & (delta == 0)
-                    underflow = underflow | xp.any(xp.reshape(lost, (G, -1)), axis=1)
-                out.append(delta)
+                    underflow[gs] = underflow[gs] | xp.any(xp.reshape(lost, (lost.shape[0], -1)), axis=1)
+                delta_all[gs, rows, ...] = delta
                 continue
             plus, minus = _pair_arguments(memories, states[:, rows, ...], d[:, rows, ...], cols, scale)
             if rescale:
@@ -187,7 +205,10 @@ def energy_difference(
                 lost = xp.any(lost, axis=2) & (delta == 0)
                 underflow = underflow | xp.any(xp.reshape(lost, (G, -1)), axis=1)
             out.append(delta)
-    delta = out[0] if len(out) == 1 else xp.concat(out, axis=1)
+    if bipolar:
+        delta = delta_all
+    else:
+        delta = out[0] if len(out) == 1 else xp.concat(out, axis=1)
     return (delta, underflow) if return_underflow else delta
 
 
@@ -372,27 +393,29 @@ def loss_and_gradient(
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
         grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
-        for rows in _row_chunks(B, 8 * G * K * M * itemsize, _chunk_budget(xp, memory_budget)):
+        for gs, rows in _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar):
             if bipolar:
-                xs = probes[:, rows, cols]  # (G, b, M)
-                u = b_in * d[:, rows, ...]  # (G, b, K)
-                other = b_in[..., None] * (d[:, rows, None, :] - w * xs[..., None])  # (G, b, M, K)
+                xs = probes[gs, rows, cols]  # (g, b, M)
+                bi, bo = b_in[gs, ...], b_out[gs, ...]
+                u = bi * d[gs, rows, ...]  # (g, b, K)
+                other = bi[..., None] * (d[gs, rows, None, :] - w[gs, ...] * xs[..., None])  # (g, b, M, K)
                 if gradient:
                     f_u, df_u = interaction.value_and_derivative(u)
                     f_o, df_o = interaction.value_and_derivative(other)
                 else:
                     f_u, f_o = interaction(u), interaction(other)
-                c = xp.tanh(b_out * xs * xp.sum(f_u[:, :, None, :] - f_o, axis=3))  # (G, b, M)
-                err = targets[:, rows, ...] - c
-                loss = loss + xp.sum(xp.reshape(err ** two_m, (G, -1)), axis=1)
+                c = xp.tanh(bo * xs * xp.sum(f_u[:, :, None, :] - f_o, axis=3))  # (g, b, M)
+                err = targets[gs, rows, ...] - c
+                loss[gs] = loss[gs] + xp.sum(xp.reshape(err ** two_m, (err.shape[0], -1)), axis=1)
                 if not gradient:
                     continue
-                g = -two_m * err ** (two_m - 1) * (1 - c * c)  # dL/dh, (G, b, M)
+                g = -two_m * err ** (two_m - 1) * (1 - c * c)  # dL/dh, (g, b, M)
                 gx = g * xs
-                g_t = xp.permute_dims(g, (0, 2, 1))[:, :, None, :]  # (G, M, 1, b): sum over b as a matmul
-                grad_cols_t = grad_cols_t + 2 * xp.matmul(g_t, xp.permute_dims(df_o, (0, 2, 1, 3)))[:, :, 0, :]
-                r_all[:, rows, ...] = (df_u * xp.sum(gx, axis=2)[..., None]
-                                       - xp.matmul(gx[:, :, None, :], df_o)[:, :, 0, :])
+                g_t = xp.permute_dims(g, (0, 2, 1))[:, :, None, :]  # (g, M, 1, b): sum over b as a matmul
+                grad_cols_t[gs, ...] = (grad_cols_t[gs, ...]
+                                        + 2 * xp.matmul(g_t, xp.permute_dims(df_o, (0, 2, 1, 3)))[:, :, 0, :])
+                r_all[gs, rows, ...] = (df_u * xp.sum(gx, axis=2)[..., None]
+                                        - xp.matmul(gx[:, :, None, :], df_o)[:, :, 0, :])
                 continue
             xi = probes[:, rows, ...]
             plus, minus = _pair_arguments(memories, xi, d[:, rows, ...], cols, b_in)
