@@ -65,11 +65,13 @@ def _repository():
 def expected_install_cell() -> str:
     url, branch, *_ = _repository()
     return (
-        "# Colab and fresh machines: install damlite from the repository when it is not importable.\n"
+        "# Colab and fresh machines: fetch the book (damlite and the committed results) when damlite is not importable.\n"
         "try:\n"
         "    import damlite\n"
         "except ImportError:\n"
-        f'    %pip install -q "damlite[gpu] @ git+{url}@{branch}"\n'
+        f"    !git clone -q --depth 1 --branch {branch} {url}.git damlite-book\n"
+        '    %pip install -q "./damlite-book[gpu]"\n'
+        "    %cd damlite-book/book\n"
         "    import damlite\n"
         "print(damlite.backend_info())"
     )
