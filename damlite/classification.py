@@ -417,26 +417,18 @@ def train_classifiers(
 # ------------------------------------------------------ Krotov's experiment
 
 def provenance(**extra):
-    """Where a result came from: time, git commit, versions, host, backend (a dict for JSON)."""
-    import datetime  # noqa: PLC0415
+    """:func:`damlite.experiments.provenance` plus the host, threads and command line, and ``extra``."""
     import os  # noqa: PLC0415
     import platform  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
-    from ._version import __version__  # noqa: PLC0415
+    from .experiments import provenance as sweep_provenance  # noqa: PLC0415 (experiments imports this module)
 
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        commit = None
-    info = dict(
-        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        damlite=__version__, git_commit=commit, python=platform.python_version(), numpy=np.__version__,
-        platform=platform.platform(), processor=platform.processor() or platform.machine(),
-        cpu_count=os.cpu_count(), load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        argv=list(sys.argv),
+    info = sweep_provenance(extra.get("backend", "auto"))
+    info.update(
+        python=platform.python_version(), platform=platform.platform(),
+        processor=platform.processor() or platform.machine(), cpu_count=os.cpu_count(),
+        load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None, argv=list(sys.argv),
         threads={k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
                  if k in os.environ},
     )
