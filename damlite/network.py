@@ -248,7 +248,9 @@ def relax(
     """Relax ±1 ``states`` under the update xi_i <- sign(Delta_i) until nothing changes.
 
     ``mode="async"`` updates one neuron at a time in a random order drawn afresh
-    each sweep (per network, from ``random_state``), keeping the dot products up
+    each sweep (per network, from ``random_state``: one seed for the batch, or a
+    sequence of G seeds so that each network's orders do not depend on how a grid
+    is split into batches), keeping the dot products up
     to date with a rank-one correction; ``mode="sync"`` updates all neurons of a
     state at once. Stops after a sweep that changes nothing, or ``max_sweeps``.
 
@@ -267,7 +269,18 @@ def relax(
         raise ValueError(f"mode must be 'async' or 'sync', got {mode!r}")
     if zero_sign not in (1, -1, "keep"):
         raise ValueError(f"zero_sign must be 1, -1 or 'keep', got {zero_sign!r}")
-    rng = np.random.default_rng(random_state)
+    if isinstance(random_state, (list, tuple, np.ndarray)):  # one seed per network
+        if len(random_state) != G:
+            raise ValueError(f"random_state must be one seed or {G} seeds (one per network), got {len(random_state)}")
+        rngs = [np.random.default_rng(seed) for seed in random_state]
+
+        def draw_orders():
+            return np.stack([np.argsort(r.random(N)) for r in rngs])
+    else:
+        rng = np.random.default_rng(random_state)
+
+        def draw_orders():
+            return np.argsort(rng.random((G, N)), axis=1)
     scale_arr = per_network_scalar(scale, xp, G, memories.dtype, device=device)
     # +-1 states (the usual case): keep a*d and F(a d) per memory; neuron t's other
     # argument is a d - 2 a zeta_t xi_t, and when the neuron flips that becomes the new
@@ -284,7 +297,7 @@ def relax(
                 changed = xp.any(new != states, axis=2)
                 states = new
             else:
-                perm = np.argsort(rng.random((G, N)), axis=1)
+                perm = draw_orders()
                 flat = np.arange(G)[:, None] * N + perm
                 flat_dev = xp.asarray(flat.reshape(-1), device=device)
                 inverse = xp.asarray((np.arange(G)[:, None] * N + np.argsort(perm, axis=1)).reshape(-1), device=device)

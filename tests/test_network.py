@@ -287,3 +287,21 @@ def test_relax_batched_networks_are_independent():
     for g in range(G):
         single = relax(memories[g:g + 1], states, F, [1.0, 0.1, 1 / N][g], mode="sync")
         np.testing.assert_array_equal(single[0][0], out[g])
+
+
+def test_relax_per_network_seeds_do_not_depend_on_the_batch():
+    """With one seed per network, relaxing networks together or apart gives the same states."""
+    from damlite.interactions import make_interaction
+    from damlite.network import relax
+
+    rng = np.random.default_rng(11)
+    memories = rng.uniform(-1, 1, (3, 6, 24))
+    states = np.where(rng.random((5, 24)) < 0.5, -1.0, 1.0)
+    F = make_interaction("polynomial", 3)
+    seeds = [101, 202, 303]
+    together = relax(memories, states, F, 1 / 24, random_state=seeds)[0]
+    for g in range(3):
+        alone = relax(memories[g:g + 1], states, F, 1 / 24, random_state=[seeds[g]])[0]
+        np.testing.assert_array_equal(alone[0], together[g])
+    with pytest.raises(ValueError, match="random_state"):
+        relax(memories, states, F, 1 / 24, random_state=[1, 2])
