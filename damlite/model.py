@@ -313,30 +313,26 @@ class DenseAssociativeMemory:
         probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=self.dtype_)], axis=1)
         return probes, self._to_backend(targets, "y"), slice(n_in, n_in + C), slice(0, n_in)
 
-    def loss(self, X, y=None):
-        """L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m) on X (targets: X itself, or y's one-hot)."""
+    def _loss_and_gradient(self, X, y, gradient, what):
         probes, targets, neurons, _ = self._learning_problem(X, y)
         N = self.memories_.shape[1]
         b_in, b_out = self._learning_scales(N)
-        loss, _, finite = loss_and_gradient(
+        loss, grad, finite = loss_and_gradient(
             self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
-            error_exponent=self.error_exponent, neurons=neurons, gradient=False, memory_budget=self.memory_budget,
+            error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self.memory_budget,
         )
         if not bool(finite[0]):
-            raise self._nonfinite("loss", N)
+            raise self._nonfinite(what, N)
+        return loss, grad
+
+    def loss(self, X, y=None):
+        """L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m) on X (targets: X itself, or y's one-hot)."""
+        loss, _ = self._loss_and_gradient(X, y, gradient=False, what="loss")
         return float(to_numpy(loss)[0])
 
     def loss_gradient(self, X, y=None):
         """dL/dzeta, shape (K, N), derived by hand (see :func:`damlite.network.loss_and_gradient`)."""
-        probes, targets, neurons, _ = self._learning_problem(X, y)
-        N = self.memories_.shape[1]
-        b_in, b_out = self._learning_scales(N)
-        _, grad, finite = loss_and_gradient(
-            self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
-            error_exponent=self.error_exponent, neurons=neurons, memory_budget=self.memory_budget,
-        )
-        if not bool(finite[0]):
-            raise self._nonfinite("loss_gradient", N)
+        _, grad = self._loss_and_gradient(X, y, gradient=True, what="loss_gradient")
         return grad[0]
 
     def fit(self, X, y=None, *, epochs=100, learning_rate=0.1, lr_decay=1.0, momentum=0.0, batch_size=None,
