@@ -15,29 +15,55 @@ def _ipywidgets():
     return ipywidgets
 
 
+def _explorer(draw, **controls):
+    """Sliders ``controls`` above a picture: ``draw(**values)`` returns ``(figure, text)``.
+
+    The figure is rendered to PNG into an ``Image`` widget and the text into an
+    ``HTML`` widget, redrawn whenever a slider moves. No ``Output`` widget is
+    involved: capturing ``plt.show()`` in one made headless builds (nbclient)
+    hang at random.
+    """
+    import html  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    widgets = _ipywidgets()
+    image, note = widgets.Image(format="png"), widgets.HTML()
+
+    def render(_change=None):
+        fig, text = draw(**{name: control.value for name, control in controls.items()})
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        plt.close(fig)
+        image.value = buffer.getvalue()
+        note.value = f"<pre>{html.escape(text)}</pre>" if text else ""
+
+    for control in controls.values():
+        control.observe(render, names="value")
+    render()
+    return widgets.VBox([widgets.HBox(list(controls.values())), image, note])
+
+
 # ------------------------------------------------------------------ numerics (chapter 3)
 def frontier_explorer(N=10_000, n=30, formats=("float16", "bfloat16", "float32", "float64")):
     """Sliders over N (log scale) and n showing F_n(x) = x**n against each format's
     largest value, the exact N**n, and where (N, n) sits relative to the overflow frontier.
     """
     widgets = _ipywidgets()
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     from . import numerics, plots  # noqa: PLC0415
 
-    def show(N, n):
+    def draw(N, n):
         N = int(round(N))
-        plots.plot_power_and_limits(N, n, formats)
-        plt.show()
-        value = numerics.exact_power(N, n)
-        print(f"N**n = {numerics.mpmath.nstr(value, 6)} (exact, mpmath)")
+        axes = plots.plot_power_and_limits(N, n, formats)
+        lines = [f"N**n = {numerics.mpmath.nstr(numerics.exact_power(N, n), 6)} (exact, mpmath)"]
         for name in formats:
             limit = numerics.overflow_frontier(N, name)
-            verdict = "finite" if n <= limit else "inf"
-            print(f"  {name:>8}: largest safe n = {limit:4d}  ->  {verdict}")
+            lines.append(f"  {name:>8}: largest safe n = {limit:4d}  ->  {'finite' if n <= limit else 'inf'}")
+        return axes[0].figure, "\n".join(lines)
 
-    return widgets.interactive(
-        show,
+    return _explorer(
+        draw,
         N=widgets.FloatLogSlider(value=N, base=10, min=1, max=6, step=0.05, description="N"),
         n=widgets.IntSlider(value=n, min=1, max=200, description="n"),
     )
@@ -49,18 +75,16 @@ def recall_explorer(N=100, P=20, n=2, noise=0.2, interaction="polynomial", rando
     whose memories are P random patterns, and show pattern, probe and result as images.
     """
     widgets = _ipywidgets()
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     from . import capacity, plots  # noqa: PLC0415
 
-    def show(n, noise):
+    def draw(n, noise):
         pattern, probe, final, m = capacity.dam_recall_example(N, P, n, noise, interaction=interaction,
                                                               random_state=random_state)
-        plots.plot_recall(pattern, probe, final, title=f"N = {N}, P = {P}, n = {n}: final overlap {m:+.2f}")
-        plt.show()
+        fig = plots.plot_recall(pattern, probe, final, title=f"N = {N}, P = {P}, n = {n}: final overlap {m:+.2f}")
+        return fig, ""
 
-    return widgets.interactive(
-        show,
+    return _explorer(
+        draw,
         n=widgets.IntSlider(value=n, min=1, max=12, description="n"),
         noise=widgets.FloatSlider(value=noise, min=0.0, max=0.5, step=0.02, description="flipped"),
     )
@@ -110,13 +134,11 @@ def scaling_explorer(memories, probe, *, n=100, interaction="polynomial", dtype=
     normalized and adaptive scalings, with wrong update signs marked (open markers).
     """
     widgets = _ipywidgets()
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     choices = [2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 750, 1000]
 
-    def show(n):
-        show_scalings(memories, probe, n, interaction=interaction, dtype=dtype)
-        plt.show()
+    def draw(n):
+        ax = show_scalings(memories, probe, n, interaction=interaction, dtype=dtype)
+        return ax.figure, ""
 
-    return widgets.interactive(show, n=widgets.SelectionSlider(options=choices, value=min(choices, key=lambda c: abs(c - n)),
-                                                               description="n"))
+    return _explorer(draw, n=widgets.SelectionSlider(options=choices, value=min(choices, key=lambda c: abs(c - n)),
+                                                     description="n"))

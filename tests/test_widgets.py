@@ -1,0 +1,47 @@
+"""The explorers draw into an Image widget and redraw when a slider moves."""
+import numpy as np
+import pytest
+
+widgets_lib = pytest.importorskip("ipywidgets")
+
+from damlite import widgets  # noqa: E402
+
+PNG = b"\x89PNG"
+
+
+class _Png:
+    """The Image widget's value as bytes (ipywidgets stores a memoryview)."""
+
+    def __init__(self, image):
+        self.image = image
+
+    @property
+    def value(self):
+        return bytes(self.image.value)
+
+
+def _parts(explorer):
+    sliders, image, note = explorer.children
+    return sliders.children, _Png(image), note
+
+
+def test_frontier_explorer_redraws_and_reports_the_frontier():
+    sliders, image, note = _parts(widgets.frontier_explorer(N=100, n=10))
+    first = image.value
+    assert first.startswith(PNG) and "largest safe n" in note.value
+    n_slider = next(s for s in sliders if s.description == "n")
+    n_slider.value = 40  # past float32's frontier for N = 100 (19)
+    assert image.value.startswith(PNG) and image.value != first
+    assert "float32: largest safe n =   19  -&gt;  inf" in note.value
+
+
+def test_recall_and_scaling_explorers_draw():
+    sliders, image, _ = _parts(widgets.recall_explorer(N=36, P=4, n=3))
+    assert image.value.startswith(PNG)
+    rng = np.random.default_rng(0)
+    memories = rng.uniform(-1, 1, (5, 20))
+    probe = np.where(rng.random(20) < 0.5, -1.0, 1.0)
+    sliders, image, _ = _parts(widgets.scaling_explorer(memories, probe, n=10))
+    before = image.value
+    sliders[0].value = 300
+    assert image.value.startswith(PNG) and image.value != before
