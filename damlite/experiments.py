@@ -500,7 +500,7 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
     xdt = resolve_dtype(xp, dtype)
     o = block.options
     N = o["N"]
-    F = make_interaction(o["interaction"], block.n)
+    F = make_interaction(o["interaction"], block.n, **{k: o[k] for k in ("epsilon", "leak") if k in o})
     cells = list(block.cells())
     per_rep = block.n_cells
     records = []
@@ -563,6 +563,28 @@ def _aa_full():
     return blocks
 
 
+#: The leaks of the decisive experiment (chapter 6), in the order they run: the paper
+#: author's code (+eps x) at eps = 0.01, the paper's sign (-eps x), and +x (eps = 1: the
+#: author's earlier "rectified polynomial"). The homogeneous control is the full
+#: profile's polynomial coarse blocks (same patterns and initial memories).
+LEAKS = (("code", 0.01), ("paper", 0.01), ("code", 1.0))
+LEAK_NS = (2, 3, 5, 10, 20, 30)
+
+
+def _aa_leak():
+    """Both networks under convention A with a non-homogeneous (leaky) F; K = 20 for one leak."""
+    blocks = []
+    leaky = dict(interaction="leaky_rectified_polynomial")
+    for leak, eps in LEAKS:
+        for n in LEAK_NS:
+            blocks += [autoassociative_block(v, n, "coarse", leak=leak, epsilon=eps, **leaky)
+                       for v in ("normalized", "original")]
+    for n in LEAK_NS:
+        blocks += [autoassociative_block(v, n, "coarse", leak="code", epsilon=0.01, memories=20, **leaky)
+                   for v in ("normalized", "original")]
+    return blocks
+
+
 def _aa_smoke():
     """Seconds in all: tiny networks, for tests and CI."""
     grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
@@ -571,6 +593,6 @@ def _aa_smoke():
 
 
 register_task("autoassociative", run_autoassociative_block,
-              profiles={"quick": _aa_quick, "full": _aa_full, "smoke": _aa_smoke})
+              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "smoke": _aa_smoke})
 
 from . import classification as _classification  # noqa: E402,F401  (registers the "mnist" task)

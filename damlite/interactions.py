@@ -13,6 +13,8 @@ import math
 import operator
 from dataclasses import dataclass
 
+import numpy as np
+
 from .backend import array_namespace as _array_namespace
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "integer_power",
     "make_interaction",
     "INTERACTIONS",
+    "ALIASES",
 ]
 
 
@@ -81,6 +84,11 @@ class Interaction:
     def value_and_derivative(self, x, derivative: bool = True):
         raise NotImplementedError
 
+    @property
+    def homogeneous(self) -> bool:
+        """True when F(a x) = a**k F(x) for every a > 0 (see :attr:`degree`)."""
+        return self.degree is not None
+
     def support(self, x):
         """Boolean mask of where F(x) is mathematically non-zero (to detect underflow)."""
         return x != 0
@@ -131,22 +139,47 @@ class RectifiedPolynomial(Interaction):
 
 @dataclass(frozen=True)
 class LeakyRectifiedPolynomial(Interaction):
-    """F(x) = x**n for x >= 0 and -eps x for x < 0 (the paper's eq.); not homogeneous."""
+    """F(x) = x**n for x >= 0 and a straight line of slope ``negative_slope`` below 0.
+
+    Two signs of the leak are in circulation, both selectable with ``leak``:
+
+    * ``leak="paper"`` (default): F(x) = -eps x for x < 0, as the paper writes it
+      (F >= 0 everywhere, F' = -eps below 0);
+    * ``leak="code"``: F(x) = +eps x for x < 0, as the paper author's public code
+      computes it (``where(X <= 0, eps * X, X**n)``; F < 0 below 0).
+
+    With ``leak="code"`` and ``eps = 1`` this is the author's earlier "rectified
+    polynomial" (``where(X <= 0, X, X**n)``: slope 1 below 0). Homogeneous (of
+    degree n, as the rectified polynomial) only when ``epsilon == 0``.
+    """
 
     n: int = 2
     epsilon: float = 1e-2
+    leak: str = "paper"
     name = "leaky_rectified_polynomial"
+
+    @property
+    def negative_slope(self) -> float:
+        """F'(x) for x < 0: -eps for the paper's leak, +eps for the code's."""
+        return -self.epsilon if self.leak == "paper" else self.epsilon
+
+    @property
+    def degree(self):
+        return self.n if self.epsilon == 0 else None
 
     def value_and_derivative(self, x, derivative=True):
         xp = array_namespace(x)
         positive = x >= 0
         r = xp.where(positive, x, xp.zeros_like(x))
         low = integer_power(r, self.n - 1)
-        value = xp.where(positive, low * r, -self.epsilon * x)
+        slope = self.negative_slope
+        value = xp.where(positive, low * r, slope * x)
         if not derivative:
             return value, None
-        slope = xp.where(positive, self.n * low, xp.full_like(x, -self.epsilon))
-        return value, slope
+        return value, xp.where(positive, self.n * low, xp.full_like(x, slope))
+
+    def support(self, x):
+        return x != 0 if self.epsilon != 0 else x > 0
 
 
 @dataclass(frozen=True)
@@ -172,16 +205,30 @@ INTERACTIONS = {
     "exponential": Exponential,
 }
 
+#: Names of variants built from the classes above (see :func:`make_interaction`).
+ALIASES = {
+    # the paper author's code from 482db91 to 8594e84 called this "rectified polynomial"
+    "author_rectified_polynomial": dict(interaction="leaky_rectified_polynomial", epsilon=1.0, leak="code"),
+}
 
-def make_interaction(interaction="rectified_polynomial", n=2, epsilon=1e-2) -> Interaction:
+LEAKS = ("paper", "code")
+
+
+def make_interaction(interaction="rectified_polynomial", n=2, epsilon=1e-2, leak="paper") -> Interaction:
     """Build an :class:`Interaction` from its name and interaction vertex ``n``.
 
-    ``interaction`` may also be an :class:`Interaction` instance (returned as is).
+    ``epsilon`` and ``leak`` ("paper": F = -eps x below 0; "code": F = +eps x, as
+    in the paper author's code) apply to the leaky rectified polynomial only.
+    ``"author_rectified_polynomial"`` is the leaky one with ``epsilon=1, leak="code"``
+    (slope 1 below 0). ``interaction`` may also be an :class:`Interaction`
+    instance (returned as is).
     """
     if isinstance(interaction, Interaction):
         return interaction
-    if interaction not in INTERACTIONS:
-        raise ValueError(f"interaction must be one of {sorted(INTERACTIONS)}, got {interaction!r}")
+    if isinstance(interaction, str) and interaction in ALIASES:
+        return make_interaction(n=n, **ALIASES[interaction])
+    if not isinstance(interaction, str) or interaction not in INTERACTIONS:
+        raise ValueError(f"interaction must be one of {sorted([*INTERACTIONS, *ALIASES])}, got {interaction!r}")
     if interaction == "exponential":
         return Exponential()
     if isinstance(n, bool):
@@ -194,8 +241,13 @@ def make_interaction(interaction="rectified_polynomial", n=2, epsilon=1e-2) -> I
         raise ValueError(f"n must be a positive integer, got {n!r}") from None
     if isinstance(n, bool) or n <= 0:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+    if n > 10_000:
+        raise ValueError(f"n must be at most 10000 (x**n overflows every float format long before), got {n!r}")
     if interaction == "leaky_rectified_polynomial":
-        if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
+        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer))
+                or not math.isfinite(epsilon) or epsilon < 0):
             raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-        return LeakyRectifiedPolynomial(n=n, epsilon=float(epsilon))
+        if leak not in LEAKS:
+            raise ValueError(f"leak must be one of {LEAKS} (the sign of F below 0: -eps x or +eps x), got {leak!r}")
+        return LeakyRectifiedPolynomial(n=n, epsilon=float(epsilon), leak=leak)
     return INTERACTIONS[interaction](n=n)

@@ -408,8 +408,8 @@ def _mp_interaction(interaction, n, epsilon):
         k = inter.n
         return lambda x: x**k if x > 0 else mpf(0)
     if name == "leaky_rectified_polynomial":
-        k, eps = inter.n, mpf(inter.epsilon)
-        return lambda x: x**k if x >= 0 else -eps * x
+        k, slope = inter.n, mpf(inter.negative_slope)
+        return lambda x: x**k if x >= 0 else slope * x
     if name == "exponential":
         return mpmath.exp
     raise ValueError(f"no mpmath reference for interaction {name!r}")

@@ -185,7 +185,7 @@ def energy_difference_mp(memories, state, interaction, scale=1, *, dps=60):
             if F.name == "rectified_polynomial":
                 return u ** F.n if u > 0 else mpmath.mpf(0)
             if F.name == "leaky_rectified_polynomial":
-                return u ** F.n if u >= 0 else -mpmath.mpf(F.epsilon) * u
+                return u ** F.n if u >= 0 else mpmath.mpf(F.negative_slope) * u
             raise ValueError(f"no mpmath reference for {F.name!r}")
 
         out = []

@@ -20,9 +20,9 @@ DPS = 50
 
 
 # ----------------------------------------------------------------- interactions
-def F_ref(name, n=2, epsilon=1e-2):
+def F_ref(name, n=2, epsilon=1e-2, leak="paper"):
     """(F, F') as functions of one mpf, for an interaction name of damlite."""
-    eps = mpf(epsilon)
+    eps = mpf(epsilon) if leak == "code" else -mpf(epsilon)  # slope below 0
 
     if name == "polynomial":
         return (lambda x: x**n), (lambda x: n * x ** (n - 1))
@@ -36,10 +36,10 @@ def F_ref(name, n=2, epsilon=1e-2):
         return f, df
     if name == "leaky_rectified_polynomial":
         def f(x):
-            return x**n if x >= 0 else -eps * x
+            return x**n if x >= 0 else eps * x
 
         def df(x):
-            return n * x ** (n - 1) if x >= 0 else -eps
+            return n * x ** (n - 1) if x >= 0 else eps
 
         return f, df
     if name == "exponential":

@@ -118,7 +118,58 @@ def test_make_interaction_builds_and_passes_instances_through():
     ({"interaction": "polynomial", "n": "3"}, "n must"),
     ({"interaction": "leaky_rectified_polynomial", "n": 2, "epsilon": -1.0}, "epsilon"),
     ({"interaction": "leaky_rectified_polynomial", "n": 2, "epsilon": float("nan")}, "epsilon"),
+    ({"interaction": "leaky_rectified_polynomial", "n": 2, "epsilon": "0.1"}, "epsilon"),
+    ({"interaction": "leaky_rectified_polynomial", "n": 2, "leak": "minus"}, "leak"),
+    ({"interaction": "polynomial", "n": 2**70}, "n must"),
+    ({"interaction": None}, "interaction"),
 ])
 def test_make_interaction_errors_name_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_interaction(**kwargs)
+
+
+@pytest.mark.parametrize("leak", ["paper", "code"])
+@pytest.mark.parametrize("epsilon", [0.01, 1.0])
+@pytest.mark.parametrize("n", [1, 2, 5, 20])
+def test_both_leak_signs_match_mpmath(leak, epsilon, n):
+    F = make_interaction("leaky_rectified_polynomial", n, epsilon, leak)
+    f_ref, df_ref = reference.F_ref("leaky_rectified_polynomial", n, epsilon, leak)
+    x = np.concatenate([np.linspace(-3, 3, 61), [-1e-3, 1e-3]])
+    value, slope = F.value_and_derivative(x)
+    with mp.workdps(reference.DPS):
+        want_v = np.array([float(f_ref(mpf(float(v)))) for v in x])
+        want_d = np.array([float(df_ref(mpf(float(v)))) for v in x])
+    np.testing.assert_allclose(value, want_v, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(slope, want_d, rtol=1e-13, atol=0)
+
+
+def test_leak_signs_differ_below_zero_only():
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 2.0])
+    paper = make_interaction("leaky_rectified_polynomial", 3, 0.1, "paper")
+    code = make_interaction("leaky_rectified_polynomial", 3, 0.1, "code")
+    np.testing.assert_array_equal(paper(x), [0.2, 0.05, 0.0, 0.125, 8.0])
+    np.testing.assert_array_equal(code(x), [-0.2, -0.05, 0.0, 0.125, 8.0])
+    assert paper.negative_slope == -0.1 and code.negative_slope == 0.1
+
+
+def test_author_rectified_polynomial_is_slope_one_below_zero():
+    F = make_interaction("author_rectified_polynomial", 4)
+    assert F == LeakyRectifiedPolynomial(4, 1.0, "code")
+    x = np.array([-3.0, -1.0, 0.0, 2.0])
+    np.testing.assert_array_equal(F(x), [-3.0, -1.0, 0.0, 16.0])
+    np.testing.assert_array_equal(F.derivative(x), [1.0, 1.0, 0.0, 32.0])
+
+
+@pytest.mark.parametrize("F, homogeneous", [
+    (Polynomial(3), True), (RectifiedPolynomial(3), True), (Exponential(), False),
+    (LeakyRectifiedPolynomial(3, 0.01, "paper"), False), (LeakyRectifiedPolynomial(3, 0.01, "code"), False),
+    (LeakyRectifiedPolynomial(3, 0.0, "code"), True),
+])
+def test_homogeneous_flag(F, homogeneous):
+    assert F.homogeneous is homogeneous
+    if homogeneous:  # the flag is a fact: F(a x) = a**n F(x)
+        x, a = np.linspace(-2, 2, 9), 1.7
+        np.testing.assert_allclose(F(a * x), a ** F.degree * F(x), rtol=1e-13)
+    else:
+        x, a = np.array([-1.0, 0.5]), 2.0
+        assert not np.allclose(F(a * x), a ** 3 * F(x))
