@@ -2,7 +2,7 @@
 
 Runs one grid of the autoassociative task (N=100, 20 patterns, K=100 memories,
 normalized network) twice: as ONE batched block of G networks
-(damlite.experiments.run_autoassociative_block), and as G blocks of one network
+(damlite.tasks.autoassociative.run_autoassociative_block), and as G blocks of one network
 each, the way a plain loop over hyperparameters would. Train + relax, same
 settings; medians over --runs repeats, all in one process on one machine.
 Writes a JSON result next to this file (or --out).
@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from damlite import experiments as ex
+from damlite.tasks import autoassociative as aa
 from damlite.backend import get_backend
 
 
@@ -50,18 +51,18 @@ def main(argv=None):
         return record_sweeps(args.record_sweeps, args.out)
     xp, info = get_backend("auto")
     grid = (tuple(np.round(np.logspace(-0.5, 1.5, args.cells), 6)), tuple(np.round(np.logspace(-2, 0, args.cells), 6)))
-    batched = ex.autoassociative_block("normalized", args.n, grid, repeats=1, epochs=args.epochs, dtype=args.dtype,
+    batched = aa.autoassociative_block("normalized", args.n, grid, repeats=1, epochs=args.epochs, dtype=args.dtype,
                                        N=args.N, patterns=args.patterns, memories=args.memories)
-    singles = [ex.autoassociative_block("normalized", args.n, ((it,), (lr,)), repeats=1, epochs=args.epochs,
+    singles = [aa.autoassociative_block("normalized", args.n, ((it,), (lr,)), repeats=1, epochs=args.epochs,
                                         dtype=args.dtype, N=args.N, patterns=args.patterns, memories=args.memories)
                for it in grid[0] for lr in grid[1]]
     budget = ex._default_budget(info.name)
 
     def run_batched():
-        return ex.run_autoassociative_block(batched, dtype=args.dtype, memory_budget=budget)
+        return aa.run_autoassociative_block(batched, dtype=args.dtype, memory_budget=budget)
 
     def run_single():
-        return [r for b in singles for r in ex.run_autoassociative_block(b, dtype=args.dtype, memory_budget=budget)]
+        return [r for b in singles for r in aa.run_autoassociative_block(b, dtype=args.dtype, memory_budget=budget)]
 
     run_batched(), run_single()  # warm-up (imports, kernels)
     t_b, t_s = [], []
@@ -95,7 +96,7 @@ def record_sweeps(paths, out):
         for prov in ex.load_provenance(path):
             if prov["backend"] != "numpy":
                 continue
-            block = next(line["block"] for line in ex._read_lines(Path(path)) if line["key"] == prov["key"])
+            block = next(line["block"] for line in ex.read_results(Path(path)) if line["key"] == prov["key"])
             o = dict(block["settings"])
             sweeps.setdefault(Path(path).name, []).append({
                 "variant": block["variant"], "n": block["n"], "grid": block["grid"], "dtype": block["dtype"],

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
 
@@ -58,10 +60,30 @@ def _select(blocks, only):
 
 
 def main(argv=None):
+    """Run the command line; an expected failure prints one line (``damlite: error: ...``) and returns 2."""
     args = _parser().parse_args(argv)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        print("damlite: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError, RuntimeError) as err:
+        if os.environ.get("DAMLITE_TRACEBACK"):
+            raise
+        print(f"damlite: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _main(args):
     from . import experiments as ex  # noqa: PLC0415
 
     if args.command == "sweep":
+        if args.workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {args.workers}")
+        if args.max_blocks is not None and args.max_blocks < 0:
+            raise ValueError(f"--max-blocks must be >= 0, got {args.max_blocks}")
+        if args.memory_budget is not None and not (math.isfinite(args.memory_budget) and args.memory_budget > 0):
+            raise ValueError(f"--memory-budget must be a positive number of MiB, got {args.memory_budget}")
         profile = ex.profile_name(args.profile)
         blocks = _select(ex.profile_blocks(args.task, profile), args.only)
         budget = None if args.memory_budget is None else int(args.memory_budget * 2**20)
@@ -79,13 +101,19 @@ def main(argv=None):
         finally:
             if client is not None:
                 client.close()
-        done = {line["key"] for line in ex._read_lines(path)}
+        done = {line["key"] for line in ex.read_results(path)}
         left = sum(b.key not in done for b in blocks)
         print(f"{path}: {len(blocks) - left}/{len(blocks)} blocks done, {left} left "
               f"({time.perf_counter() - start:.1f} s this run)")
         return 0
     if args.command == "summarize":
+        from pathlib import Path  # noqa: PLC0415
+
+        if not Path(args.path).is_file():
+            raise ValueError(f"{args.path}: no such result file (run `python -m damlite sweep ...` first)")
         records = ex.load_records(args.path)
+        if not records:
+            raise ValueError(f"{args.path}: no finished block in this file yet")
         spec = ex.get_task(records[0]["task"]) if records else None
         rows = ex.summarize(records, tolerance=args.tolerance, **(
             {"metric": spec.metric, "lower_is_better": spec.lower_is_better} if spec else {}))
@@ -100,10 +128,12 @@ def main(argv=None):
     if args.command == "list":
         profile = ex.profile_name(args.profile)
         blocks = ex.profile_blocks(args.task, profile)
-        done = {line["key"] for line in ex._read_lines(ex.results_path(args.out, args.task, profile))}
+        done = {line["key"] for line in ex.read_results(ex.results_path(args.out, args.task, profile))}
+        shown = ("interaction", "leak", "epsilon", "memories", "init", "relaxation", "zero_sign")
         for b in blocks:
+            extra = " ".join(f"{k}={b.options[k]}" for k in shown if k in b.options)
             print(("done " if b.key in done else "todo ") + f"{b.variant:>10} n={b.n:<3} {b.grid:<6} {b.dtype} "
-                  f"N={b.options.get('N')} G={b.n_networks}")
+                  f"N={b.options.get('N')} G={b.n_networks} {extra}".rstrip())
         return 0
     return 1
 

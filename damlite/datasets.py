@@ -121,6 +121,11 @@ class MnistData:
                 f"dtype={self.X_train.dtype}, source={self.source!r})")
 
 
+def describe_source(source: str) -> str:
+    """A data source for a result record, without local paths (a directory becomes what it holds)."""
+    return source if source == "bundled subset" else "full MNIST (IDX files, SHA256 checked)"
+
+
 def default_cache_dir() -> Path:
     """The user cache for MNIST: ``$XDG_CACHE_HOME/damlite/mnist``.
 

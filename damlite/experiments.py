@@ -1,26 +1,25 @@
-"""Hyperparameter sweeps as batched networks, resumable and distributable.
+"""The sweep engine: resumable, batched hyperparameter sweeps over any task.
 
 A *sweep* is a list of :class:`Block` s. A block is one task x network variant x
 interaction vertex n x grid (learning rate x inverse temperature) x dtype; all of
-its grid cells and repeats are trained together as ONE batch of G networks
-(:func:`damlite.training.train_memories` and :func:`damlite.network.relax`
-take per-network learning rates and betas).
+its grid cells and repeats are trained together as ONE batch of G networks.
+This module knows no task: the tasks live in :mod:`damlite.tasks` (the paper's
+autoassociative task, its MNIST sweep, Krotov's run) and register themselves.
 
 Tasks
 -----
 A task is a function ``run_block(block, *, backend, dtype, memory_budget) ->
 list[dict]`` returning one record (a flat, JSON-serialisable dict) per grid cell
 x repeat, registered with :func:`register_task` together with its profiles
-(functions ``profile() -> list[Block]``). ``"autoassociative"`` (the paper's
-random bipolar patterns) is registered here; other modules register theirs, e.g.::
+(functions ``profile() -> list[Block]``)::
 
     from damlite.experiments import Block, register_task
 
-    def run_mnist_block(block, *, backend, dtype, memory_budget):
-        ...                                   # train block.n_networks networks at once
-        return [{"repeat": r, "inv_temperature": t, "learning_rate": lr, "f1": f1}, ...]
+    def run_toy_block(block, *, backend, dtype, memory_budget):
+        return [{"repeat": r, "inv_temperature": t, "learning_rate": lr, "distance": 0.0}
+                for r, _, _, t, lr in block.cells()]
 
-    register_task("mnist", run_mnist_block, profiles={"quick": quick_blocks, "full": full_blocks})
+    register_task("toy", run_toy_block, profiles={"quick": lambda: [...]})
 
 Every record the runner writes carries the block's identity (task, variant, n,
 grid, dtype, settings) next to the task's own fields. ``run_block`` must be a
@@ -30,14 +29,17 @@ given ``block.seed``.
 Result files
 ------------
 :func:`run_sweep` appends one JSON line per finished block to
-``<out_dir>/<task>-<profile>.jsonl`` (written in one ``write`` and fsync'd): the
-block, its records and provenance (damlite version, git commit, backend, device,
-dtype, seed, date, wall time). A line cut short by a kill is dropped on the next
-start, and blocks already on disk are skipped, so rerunning the same command
-after an interruption (SIGKILL included) ends with the same records as an
-uninterrupted run. Blocks are mapped over any :class:`concurrent.futures.Executor`
-(a local process pool for ``workers > 1``, or ``dask.distributed``'s
-``client.get_executor()``); only the calling process writes the file.
+``<out_dir>/<task>-<profile>.jsonl`` (one ``write``, fsync'd): the block, its
+records and provenance (damlite version, resolved git commit and whether the
+tree was dirty, backend, device, dtype, seed, date, wall time). The writer holds
+an exclusive lock (``<file>.lock``) for the whole sweep: a second sweep on the
+same file waits for it, says so, then skips what the first one finished. Only
+the writer, under that lock, repairs a line cut short by a kill; readers
+(:func:`read_results`, :func:`load_records`, ``list``, ``summarize``) never
+modify a file. Rerunning the same command after an interruption (SIGKILL
+included) ends with the same records as an uninterrupted run. Blocks are mapped
+over any :class:`concurrent.futures.Executor` (a local process pool for
+``workers > 1``, or ``dask.distributed``'s ``client.get_executor()``).
 """
 from __future__ import annotations
 
@@ -71,7 +73,11 @@ __all__ = [
     "heatmap_table",
     "good_region",
     "provenance",
-    "AUTOASSOCIATIVE",
+    "git_state",
+    "read_results",
+    "load_provenance",
+    "ResultFileError",
+    "BUILTIN_TASKS",
 ]
 
 BASE_SEED = 20240712
@@ -167,6 +173,9 @@ class TaskSpec:
 
 TASKS: dict[str, TaskSpec] = {}
 
+#: The tasks that ship with damlite, imported (and so registered) on first use.
+BUILTIN_TASKS = {"autoassociative": "damlite.tasks.autoassociative", "mnist": "damlite.tasks.mnist"}
+
 
 def register_task(name, run_block, *, profiles=None, metric="distance", lower_is_better=True):
     """Register ``run_block(block, *, backend, dtype, memory_budget) -> list[dict]`` as task ``name``.
@@ -175,6 +184,8 @@ def register_task(name, run_block, *, profiles=None, metric="distance", lower_is
     returning the list of :class:`Block` s of that profile; ``metric`` names the
     record field the summaries optimise (``lower_is_better`` says which way).
     """
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\|"):
+        raise ValueError(f"task name must be a non-empty string without '/', '\\\\' or '|', got {name!r}")
     if not callable(run_block):
         raise ValueError(f"run_block must be callable, got {run_block!r}")
     TASKS[name] = TaskSpec(name, run_block, dict(profiles or {}), metric, lower_is_better)
@@ -182,8 +193,13 @@ def register_task(name, run_block, *, profiles=None, metric="distance", lower_is
 
 
 def get_task(name) -> TaskSpec:
+    """The registered task ``name`` (a built-in task is imported on first use)."""
+    if name not in TASKS and name in BUILTIN_TASKS:
+        import importlib  # noqa: PLC0415
+
+        importlib.import_module(BUILTIN_TASKS[name])
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; registered: {sorted(TASKS)}")
+        raise ValueError(f"unknown task {name!r}; registered: {sorted({*TASKS, *BUILTIN_TASKS})}")
     return TASKS[name]
 
 
@@ -208,45 +224,71 @@ def profile_blocks(task, profile=None) -> list[Block]:
 
 
 # --------------------------------------------------------------------- provenance
-def _git_commit():
+def _git(*args):
     root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_state() -> tuple:
+    """(resolved commit hash or None, whether damlite's tracked files differ from it or None).
+
+    Where the code is not a git checkout (a copied tree on a GPU machine), the
+    commit comes from $DAMLITE_GIT_COMMIT when set, with ``dirty`` unknown (None).
+    """
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "damlite"], cwd=root,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-    except Exception:
-        return None
-    return (commit + ("+dirty" if dirty else "")) if commit else None
+        commit = _git("rev-parse", "--verify", "HEAD")
+        if commit:
+            dirty = _git("status", "--porcelain", "--untracked-files=no", "damlite")
+            return commit, (None if dirty is None else bool(dirty))
+    except (OSError, subprocess.SubprocessError):
+        pass
+    env = os.environ.get("DAMLITE_GIT_COMMIT", "").strip()
+    return (env or None), None
 
 
-def provenance(backend="auto") -> dict:
-    """Where and with what a result was computed."""
+def provenance(backend="auto", *, host=False, **extra) -> dict:
+    """Where and with what a result was computed; ``host=True`` adds the machine and command line."""
     from . import __version__  # noqa: PLC0415
     from .backend import backend_info  # noqa: PLC0415
 
     info = backend_info(backend)
-    return {
+    commit, dirty = git_state()
+    out = {
         "damlite": __version__,
-        "git_commit": _git_commit(),
+        "git_commit": commit,
+        "git_dirty": dirty,
         "backend": info.name,
         "device": info.device,
         "numpy": np.__version__,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    if host:
+        import platform  # noqa: PLC0415
+        import sys  # noqa: PLC0415
+
+        out.update(
+            python=platform.python_version(), platform=platform.platform(),
+            processor=platform.processor() or platform.machine(), cpu_count=os.cpu_count(),
+            load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            argv=[Path(a).name if os.path.isabs(a) else a for a in sys.argv],
+            threads={k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+                     if k in os.environ},
+        )
+    out.update(extra)
+    return out
 
 
 # -------------------------------------------------------------------------- runner
 def run_block(block: Block, *, backend="auto", memory_budget=None) -> dict:
     """Run one block with its task's function; return the line written to the result file."""
     from .backend import get_backend  # noqa: PLC0415
-    from .network import DEFAULT_MEMORY_BUDGET  # noqa: PLC0415
 
     spec = get_task(block.task)
-    xp, info = get_backend(backend)
-    budget = int(memory_budget or _default_budget(info.name))
+    _, info = get_backend(backend)
+    budget = check_memory_budget(memory_budget, info.name)
     start = time.perf_counter()
-    records = spec.run_block(block, backend=backend, dtype=block.dtype, memory_budget=budget or DEFAULT_MEMORY_BUDGET)
+    records = spec.run_block(block, backend=backend, dtype=block.dtype, memory_budget=budget)
     seconds = time.perf_counter() - start
     ident = block.identity()
     records = [{**ident, **rec} for rec in records]
@@ -259,37 +301,166 @@ def _default_budget(backend_name):
     return 2 * 2**30 if backend_name == "cupy" else 256 * 2**20
 
 
+def check_memory_budget(memory_budget, backend_name="numpy") -> int:
+    """``memory_budget`` in bytes (None: the backend's default), or ValueError naming it."""
+    import math  # noqa: PLC0415
+    import numbers  # noqa: PLC0415
+
+    if memory_budget is None:
+        return _default_budget(backend_name)
+    if (isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Real)
+            or not math.isfinite(memory_budget) or memory_budget < 1):
+        raise ValueError(f"memory_budget must be a finite number of bytes >= 1 (or None), got {memory_budget!r}")
+    return int(memory_budget)
+
+
 def _run_block_entry(task_spec_fn, block, backend, memory_budget):
     """Worker entry point (module level, picklable). Registers the task if the worker lacks it."""
     if block.task not in TASKS:
-        register_task(block.task, task_spec_fn)
+        if block.task in BUILTIN_TASKS:
+            get_task(block.task)
+        else:
+            register_task(block.task, task_spec_fn)
     return run_block(block, backend=backend, memory_budget=memory_budget)
 
 
+def _kill_children_with_parent():  # pragma: no cover - runs in pool workers
+    """Pool initialiser: on Linux, a worker gets SIGTERM when the sweep that started it dies."""
+    try:
+        import ctypes  # noqa: PLC0415
+        import signal  # noqa: PLC0415
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+# --------------------------------------------------------------------- result files
 def results_path(out_dir, task, profile) -> Path:
     return Path(out_dir) / f"{task}-{profile}.jsonl"
 
 
-def _read_lines(path: Path) -> list[dict]:
-    """Complete JSON lines of a result file; a partial last line (a killed write) is dropped."""
+class ResultFileError(RuntimeError):
+    """A result file or its directory cannot be used; the message says what to do."""
+
+
+def read_results(path, *, warn=True) -> list[dict]:
+    """The complete blocks of a result file, read without modifying it.
+
+    A last line without its newline is kept when it parses as a complete
+    record (a file whose final newline was lost) and otherwise ignored (a write
+    in progress, or one cut short by a kill: the next sweep repairs it). A line
+    that is not a JSON object with a ``key`` is skipped with a warning naming its
+    line number.
+    """
+    import warnings  # noqa: PLC0415
+
+    path = Path(path)
     if not path.exists():
         return []
+    if path.is_dir():
+        raise ResultFileError(f"{path} is a directory; pass a result file (.jsonl) or use --out for the directory")
     data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if end < len(data):  # cut short: drop the tail so the next append starts on a fresh line
-        with open(path, "r+b") as fh:
-            fh.truncate(end)
-            fh.flush()
-            os.fsync(fh.fileno())
-        data = data[:end]
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
     out = []
-    for line in data.splitlines():
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        obj = _parse_line(line)
+        if obj is None:
+            if warn:
+                warnings.warn(f"{path}:{number}: not a result line (bad JSON or no 'key'); skipped", stacklevel=2)
+            continue
+        out.append(obj)
+    if tail.strip():
+        obj = _parse_line(tail)
+        if obj is not None:
+            out.append(obj)
     return out
+
+
+def _parse_line(line: bytes):
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return obj if isinstance(obj, dict) and isinstance(obj.get("key"), str) else None
+
+
+def _read_lines(path: Path) -> list[dict]:
+    """Deprecated name of :func:`read_results` (kept for scripts)."""
+    return read_results(path)
+
+
+def check_out_dir(out_dir) -> Path:
+    """Create ``out_dir`` if needed and check that result files can be written there (before any work)."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ResultFileError(f"--out {out} is a file; give a directory for the result files")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ResultFileError(f"cannot create the result directory {out}: {err.strerror}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ResultFileError(f"the result directory {out} is not writable; choose another --out")
+    return out
+
+
+class _WriterLock:
+    """An exclusive ``flock`` on ``<file>.lock`` for one sweep; waits (and says so) when taken."""
+
+    def __init__(self, path: Path, say=print):
+        self.path = Path(str(path) + ".lock")
+        self.say = say
+        self.fh = None
+
+    def __enter__(self):
+        import fcntl  # noqa: PLC0415
+
+        self.fh = open(self.path, "a+")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.seek(0)
+            holder = self.fh.read().strip() or "another process"
+            self.say(f"{self.path.name[:-5]}: another sweep ({holder}) is writing it; waiting for it to finish")
+            fcntl.flock(self.fh, fcntl.LOCK_EX)
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(f"pid {os.getpid()}")
+        self.fh.flush()
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl  # noqa: PLC0415
+
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+def _repair_tail(path: Path, say=print):
+    """Writer only, under the lock: end the file on a newline (complete last record) or cut a torn line."""
+    if not path.exists():
+        return
+    with open(path, "r+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return
+        data = path.read_bytes()
+        start = data.rfind(b"\n") + 1
+        if _parse_line(data[start:]) is not None:
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+        else:
+            fh.truncate(start)
+            say(f"{path.name}: dropped a line cut short by an earlier kill ({size - start} bytes); "
+                f"its block runs again")
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _append_line(path: Path, obj: dict):
@@ -301,49 +472,63 @@ def _append_line(path: Path, obj: dict):
 
 
 def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="results", executor: Executor | None = None,
-              workers=1, backend="auto", memory_budget=None, progress=True, max_blocks=None) -> Path:
+              workers=1, backend="auto", memory_budget=None, progress=True, max_blocks=None, say=print) -> Path:
     """Run every block of ``task``'s ``profile`` (or the given ``blocks``) not yet in the result file.
 
     Blocks already on disk are skipped (resume). With ``executor`` (any
     :class:`concurrent.futures.Executor`, e.g. ``dask.distributed.Client(...).get_executor()``)
     blocks run there; otherwise ``workers > 1`` starts a local process pool and
     ``workers == 1`` runs them here. ``max_blocks`` stops after that many new
-    blocks (for tests and time-boxed runs). Returns the result file's path.
+    blocks (for tests and time-boxed runs). The result file is locked for the
+    whole sweep (see the module doc). Returns the result file's path.
     """
+    import numbers  # noqa: PLC0415
+
     from tqdm.auto import tqdm  # noqa: PLC0415
 
     name = profile_name(profile)
     spec = get_task(task)
     if blocks is None:
         blocks = profile_blocks(task, name)
-    out = results_path(out_dir, task, name)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = {line["key"] for line in _read_lines(out)}
-    todo = [b for b in blocks if b.key not in done]
-    if max_blocks is not None:
-        todo = todo[: int(max_blocks)]
-    total = sum(b.n_networks for b in blocks)
-    bar = tqdm(total=total, initial=total - sum(b.n_networks for b in blocks if b.key not in done),
-               unit="cell", desc=f"{task}-{name}", disable=not progress, smoothing=0.0)
-    own_pool = None
-    try:
-        if executor is None and workers > 1 and len(todo) > 1:
-            own_pool = executor = ProcessPoolExecutor(max_workers=int(workers))
-        if executor is None:
-            for block in todo:
-                line = run_block(block, backend=backend, memory_budget=memory_budget)
-                _append_line(out, line)
-                bar.update(block.n_networks)
-        else:
-            futures = {executor.submit(_run_block_entry, spec.run_block, b, backend, memory_budget): b for b in todo}
-            for fut in as_completed(futures):
-                line = fut.result()
-                _append_line(out, line)
-                bar.update(futures[fut].n_networks)
-    finally:
-        bar.close()
-        if own_pool is not None:
-            own_pool.shutdown(cancel_futures=True)
+    for arg, value, least in (("workers", workers, 1), ("max_blocks", max_blocks, 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least):
+            raise ValueError(f"{arg} must be an integer >= {least}, got {value!r}")
+    from .backend import get_backend  # noqa: PLC0415
+
+    check_memory_budget(memory_budget, get_backend(backend)[1].name)
+    out = results_path(check_out_dir(out_dir), task, name)
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ResultFileError(f"{out} is read-only; make it writable or choose another --out")
+    with _WriterLock(out, say=say):
+        _repair_tail(out, say=say)
+        done = {line["key"] for line in read_results(out)}
+        todo = [b for b in blocks if b.key not in done]
+        if max_blocks is not None:
+            todo = todo[: int(max_blocks)]
+        total = sum(b.n_networks for b in blocks)
+        bar = tqdm(total=total, initial=total - sum(b.n_networks for b in blocks if b.key not in done),
+                   unit="cell", desc=f"{task}-{name}", disable=not progress, smoothing=0.0)
+        own_pool = None
+        try:
+            if executor is None and workers > 1 and len(todo) > 1:
+                own_pool = executor = ProcessPoolExecutor(max_workers=int(workers),
+                                                          initializer=_kill_children_with_parent)
+            if executor is None:
+                for block in todo:
+                    line = run_block(block, backend=backend, memory_budget=memory_budget)
+                    _append_line(out, line)
+                    bar.update(block.n_networks)
+            else:
+                futures = {executor.submit(_run_block_entry, spec.run_block, b, backend, memory_budget): b
+                           for b in todo}
+                for fut in as_completed(futures):
+                    line = fut.result()
+                    _append_line(out, line)
+                    bar.update(futures[fut].n_networks)
+        finally:
+            bar.close()
+            if own_pool is not None:
+                own_pool.shutdown(cancel_futures=True)
     return out
 
 
@@ -351,13 +536,14 @@ def load_records(path_or_dir, task=None, profile=None, *, blocks=None) -> list[d
     """All records of a result file (or ``<dir>/<task>-<profile>.jsonl``), in a stable order.
 
     With ``blocks``, only the records of those blocks (by key), in their order.
-    Each record gains the block's ``seconds`` and ``key``.
+    Each record gains the block's ``seconds`` and ``key``. Reading never
+    modifies the file.
     """
     path = Path(path_or_dir)
     if path.is_dir() or task is not None:
         path = results_path(path, task, profile)
     lines = {}
-    for line in _read_lines(path) if path.exists() else []:
+    for line in read_results(path):
         lines.setdefault(line["key"], line)  # the first complete copy of a block wins
     keys = [b.key for b in blocks] if blocks is not None else sorted(lines)
     out = []
@@ -369,7 +555,7 @@ def load_records(path_or_dir, task=None, profile=None, *, blocks=None) -> list[d
 
 
 def load_provenance(path) -> list[dict]:
-    return [dict(line["provenance"], key=line["key"]) for line in _read_lines(Path(path))]
+    return [dict(line["provenance"], key=line["key"]) for line in read_results(Path(path))]
 
 
 # ----------------------------------------------------------------------- summaries
@@ -435,164 +621,3 @@ def summarize(records, *, tolerance=0.5, metric="distance", lower_is_better=True
         row.update(good_region(table, tolerance=tolerance, lower_is_better=lower_is_better))
         rows.append(row)
     return rows
-
-
-# ====================================================================== the task
-#: The autoassociative task's fixed choices (the paper leaves them open; see chapter 6).
-AUTOASSOCIATIVE = {
-    "interaction": "polynomial",  # homogeneous; no dead memories (rectified: see chapter 6)
-    "memories": 100,  # K, as in the paper author's own autoassociative example
-    "epochs": 200,
-    "lr_decay": 0.999,
-    "momentum": 0.0,
-    "error_exponent": 1,
-    "init_std": 0.1,  # memories ~ N(0, 0.1**2), clipped to [-1, 1]
-    "max_sweeps": 20,  # asynchronous relaxation limit
-}
-
-#: Grids in the normalized network's 1/T; the original's 1/T is this divided by N (same networks, see chapter 6).
-GRIDS = {
-    "coarse": (tuple(np.round(np.logspace(-1, 2, 10), 6)), tuple(np.round(np.logspace(-3, 0, 10), 6))),
-    "fine": (tuple(np.round(np.logspace(np.log10(0.5), np.log10(30), 12), 6)),
-             tuple(np.round(np.logspace(-2, 0, 8), 6))),
-}
-
-
-def autoassociative_block(variant, n, grid="coarse", *, N=100, patterns=20, repeats=5, dtype="float64",
-                          grids=GRIDS, **overrides) -> Block:
-    """A block of the autoassociative task; the original's 1/T grid is the normalized one / N."""
-    inv_t, lrs = grids[grid] if isinstance(grid, str) else grid
-    name = grid if isinstance(grid, str) else "custom"
-    if variant == "original":
-        inv_t = tuple(float(f"{x / N:.6g}") for x in inv_t)
-    settings = dict(AUTOASSOCIATIVE, N=N, patterns=patterns, **overrides)
-    return Block("autoassociative", variant, int(n), name, tuple(float(x) for x in inv_t),
-                 tuple(float(x) for x in lrs), int(repeats), dtype, tuple(sorted(settings.items())))
-
-
-def _task_streams(block: Block, repeat: int):
-    """Patterns, initial memories and relaxation seed of one repeat: shared by all blocks of the
-    same (N, patterns, K, base seed), so every grid cell, n and variant sees the same data
-    (common random numbers)."""
-    o = block.options
-    ss = np.random.SeedSequence([block.base_seed, zlib.crc32(b"autoassociative"), o["N"], o["patterns"],
-                                 o["memories"], repeat])
-    s_pat, s_mem, s_relax = ss.spawn(3)
-    patterns = np.where(np.random.default_rng(s_pat).random((o["patterns"], o["N"])) < 0.5, -1.0, 1.0)
-    memories = np.clip(np.random.default_rng(s_mem).normal(0.0, o["init_std"], (o["memories"], o["N"])), -1, 1)
-    return patterns, memories, int(s_relax.generate_state(1, np.uint64)[0] >> np.uint64(1))
-
-
-def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", memory_budget=256 * 2**20):
-    """Train and probe all G = cells x repeats networks of ``block``; one record per network.
-
-    Each repeat (its grid of networks, which share patterns and initial
-    memories) is one batched call; ``memory_budget`` bounds the kernels'
-    intermediates. Metric: mean Euclidean distance between each learned
-    pattern and the state it relaxes to (asynchronous updates, sign(0) = +1).
-    """
-    from .backend import get_backend, resolve_dtype, to_numpy  # noqa: PLC0415
-    from .interactions import make_interaction  # noqa: PLC0415
-    from .network import relax  # noqa: PLC0415
-    from .training import train_memories  # noqa: PLC0415
-
-    xp, _ = get_backend(backend)
-    xdt = resolve_dtype(xp, dtype)
-    o = block.options
-    N = o["N"]
-    F = make_interaction(o["interaction"], block.n, **{k: o[k] for k in ("epsilon", "leak") if k in o})
-    cells = list(block.cells())
-    per_rep = block.n_cells
-    records = []
-    for r in range(block.repeats):
-        patterns, init, relax_seed = _task_streams(block, r)
-        mine = cells[r * per_rep:(r + 1) * per_rep]
-        inv_t = np.array([c[3] for c in mine])
-        lr = np.array([c[4] for c in mine])
-        G = len(mine)
-        if block.variant == "original":
-            beta_in, beta_out, scale = 1.0, inv_t ** block.n, 1.0
-        elif block.variant == "normalized":
-            beta_in, beta_out, scale = inv_t / N, 1.0, 1.0 / N
-        else:
-            raise ValueError(f"variant must be 'original' or 'normalized', got {block.variant!r}")
-        pat = xp.asarray(patterns, dtype=xdt)
-        mem = xp.asarray(np.broadcast_to(init, (G, *init.shape)).copy(), dtype=xdt)
-        res = train_memories(mem, pat, pat, F, beta_in=beta_in, beta_out=beta_out, learning_rate=lr,
-                             lr_decay=o["lr_decay"], momentum=o["momentum"], epochs=o["epochs"],
-                             error_exponent=o["error_exponent"], random_state=0, memory_budget=memory_budget)
-        states, converged, sweeps, finite = relax(res.memories, pat, F, scale, mode="async",
-                                                  max_sweeps=o["max_sweeps"], zero_sign=1,
-                                                  random_state=relax_seed, memory_budget=memory_budget)
-        states = to_numpy(states).astype(np.float64)
-        converged = to_numpy(converged)
-        finite_all = to_numpy(finite) & res.finite
-        dist = np.linalg.norm(states - patterns[None], axis=2)  # (G, P)
-        for g, (rep, i, j, it, lrate) in enumerate(mine):
-            ok = bool(finite_all[g])
-            records.append({
-                "repeat": rep, "i_T": i, "i_lr": j, "inv_temperature": it, "learning_rate": lrate,
-                "distance": float(dist[g].mean()) if ok else None,
-                "exact_fraction": float((dist[g] == 0).mean()) if ok else None,
-                "converged_fraction": float(converged[g].mean()),
-                "final_loss": float(res.loss[-1, g] / (N * o["patterns"])) if ok else None,
-                "finite": ok, "failed_epoch": int(res.failed_epoch[g]), "sweeps": int(sweeps),
-            })
-    return records
-
-
-def _aa_quick():
-    blocks = []
-    grids = {"coarse": ((0.3, 1.0, 3.0, 10.0, 30.0), (0.05, 0.3))}
-    for variant in ("original", "normalized"):
-        for n in (2, 10):
-            blocks.append(autoassociative_block(variant, n, "coarse", repeats=2, epochs=30, grids=grids))
-    blocks.append(autoassociative_block("normalized", 10, "coarse", repeats=2, epochs=30, grids=grids, dtype="float32"))
-    return blocks
-
-
-def _aa_full():
-    blocks = []
-    for grid in ("coarse", "fine"):
-        blocks += [autoassociative_block("original", n, grid) for n in (2, 3, 5, 10, 20, 30)]
-        blocks += [autoassociative_block("normalized", n, grid) for n in (2, 3, 5, 10, 15, 20, 25, 30)]
-    blocks += [autoassociative_block("normalized", n, "fine") for n in range(40, 101, 10)]
-    blocks += [autoassociative_block("normalized", n, "coarse", dtype="float32") for n in (2, 3, 5, 10, 15, 20, 25, 30)]
-    for variant in ("original", "normalized"):
-        blocks += [autoassociative_block(variant, n, "coarse", N=250, patterns=30) for n in (2, 3, 5, 10, 20, 30)]
-    return blocks
-
-
-#: The leaks of the decisive experiment (chapter 6), in the order they run: the paper
-#: author's code (+eps x) at eps = 0.01, the paper's sign (-eps x), and +x (eps = 1: the
-#: author's earlier "rectified polynomial"). The homogeneous control is the full
-#: profile's polynomial coarse blocks (same patterns and initial memories).
-LEAKS = (("code", 0.01), ("paper", 0.01), ("code", 1.0))
-LEAK_NS = (2, 3, 5, 10, 20, 30)
-
-
-def _aa_leak():
-    """Both networks under convention A with a non-homogeneous (leaky) F; K = 20 for one leak."""
-    blocks = []
-    leaky = dict(interaction="leaky_rectified_polynomial")
-    for leak, eps in LEAKS:
-        for n in LEAK_NS:
-            blocks += [autoassociative_block(v, n, "coarse", leak=leak, epsilon=eps, **leaky)
-                       for v in ("normalized", "original")]
-    for n in LEAK_NS:
-        blocks += [autoassociative_block(v, n, "coarse", leak="code", epsilon=0.01, memories=20, **leaky)
-                   for v in ("normalized", "original")]
-    return blocks
-
-
-def _aa_smoke():
-    """Seconds in all: tiny networks, for tests and CI."""
-    grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
-    return [autoassociative_block(v, n, "coarse", N=16, patterns=3, repeats=2, grids=grids, memories=8, epochs=15)
-            for n in (2, 3, 4) for v in ("original", "normalized")]
-
-
-register_task("autoassociative", run_autoassociative_block,
-              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "smoke": _aa_smoke})
-
-from . import classification as _classification  # noqa: E402,F401  (registers the "mnist" task)

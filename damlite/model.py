@@ -24,11 +24,12 @@ import numpy as np
 
 from .backend import get_backend, resolve_dtype, to_numpy
 from .interactions import make_interaction
-from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, relax, quiet_numpy
+from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, neuron_index, quiet_numpy, relax
 from .training import train_memories
-from .validation import check_positive, check_random_state, check_states
+from .validation import check_number, check_positive, check_random_state, check_states
 
-__all__ = ["DenseAssociativeMemory", "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult"]
+__all__ = ["DenseAssociativeMemory", "NotFittedError", "NumericalOverflowError", "NumericalUnderflowWarning",
+           "RelaxResult"]
 
 VARIANTS = ("original", "normalized")
 SCALINGS = ("fixed", "adaptive")
@@ -41,6 +42,14 @@ class NumericalOverflowError(FloatingPointError):
 
 class NumericalUnderflowWarning(RuntimeWarning):
     """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
+
+
+class NotFittedError(ValueError, AttributeError):
+    """The estimator has no memories yet (scikit-learn's convention: both ValueError and AttributeError)."""
+
+
+#: Parameters the memories depend on: changing one after fit makes them another network's.
+_FITTED_PARAMS = ("variant", "interaction", "n", "epsilon", "leak", "dtype")
 
 
 class RelaxResult(NamedTuple):
@@ -70,8 +79,10 @@ class DenseAssociativeMemory:
     scaling : {"fixed", "adaptive"}
         "adaptive" divides each neuron's arguments by their largest magnitude
         before F in updates: exact signs for homogeneous F at any n.
-    epsilon : float
-        Slope of the leaky rectified polynomial for x < 0.
+    epsilon, leak : float, {"paper", "code"}
+        The leaky rectified polynomial's slope for x < 0: F(x) = -eps x
+        (``leak="paper"``, as the paper writes it) or +eps x (``leak="code"``, as
+        the paper author's code computes it).
     init_mean, init_std : float
         Memories start as N(init_mean, init_std**2) draws, clipped to [-1, 1].
     backend : {"auto", "numpy", "cupy"}
@@ -111,6 +122,7 @@ class DenseAssociativeMemory:
         error_exponent=1,
         scaling="fixed",
         epsilon=1e-2,
+        leak="paper",
         init_mean=0.0,
         init_std=0.1,
         backend="auto",
@@ -126,6 +138,7 @@ class DenseAssociativeMemory:
         self.error_exponent = error_exponent
         self.scaling = scaling
         self.epsilon = epsilon
+        self.leak = leak
         self.init_mean = init_mean
         self.init_std = init_std
         self.backend = backend
@@ -145,7 +158,14 @@ class DenseAssociativeMemory:
         m = self.error_exponent
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
             raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
-        self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon)
+        check_number(self.init_mean, "init_mean", low=-1, high=1)
+        check_number(self.init_std, "init_std", low=0)
+        if self.memory_budget is not None:
+            check_number(self.memory_budget, "memory_budget", low=1)
+        if self.dtype not in ("float16", "float32", "float64"):
+            raise ValueError(f"dtype must be 'float16', 'float32' or 'float64', got {self.dtype!r}")
+        check_random_state(self.random_state if not isinstance(self.random_state, np.random.Generator) else None)
+        self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
         if self.scaling == "adaptive" and self.interaction_.degree is None:
             raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
         self.xp_, self.backend_info_ = get_backend(self.backend)
@@ -157,6 +177,65 @@ class DenseAssociativeMemory:
         if not hasattr(self, "xp_"):
             self._validate_params()
 
+    @property
+    def _budget(self):
+        return DEFAULT_MEMORY_BUDGET if self.memory_budget is None else int(self.memory_budget)
+
+    def _check_fitted(self):
+        """Raise :class:`NotFittedError` without memories, ValueError when a network parameter changed since."""
+        if not hasattr(self, "_memories"):
+            raise NotFittedError("this DenseAssociativeMemory has no memories yet: call fit() or assign memories_")
+        fitted = getattr(self, "_fitted_params", None)
+        if fitted:
+            changed = [f"{k}: {fitted[k]!r} -> {getattr(self, k)!r}" for k in _FITTED_PARAMS
+                       if getattr(self, k) != fitted[k]]
+            if changed:
+                raise ValueError(f"parameters changed since the memories were set ({'; '.join(changed)}): "
+                                 "call fit() again, or set them back")
+        self._ensure_setup()
+
+    def _remember_params(self):
+        self._fitted_params = {k: getattr(self, k) for k in _FITTED_PARAMS}
+
+    # ------------------------------------------------ scikit-learn conventions
+    @classmethod
+    def _param_names(cls):
+        import inspect  # noqa: PLC0415
+
+        sig = inspect.signature(cls.__init__)
+        return sorted(p for p in sig.parameters if p != "self")
+
+    def get_params(self, deep=True):
+        """The constructor's parameters (scikit-learn's ``get_params``: ``clone`` works)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor parameters by name (scikit-learn's ``set_params``); returns self."""
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for DenseAssociativeMemory; valid: {valid}")
+            setattr(self, name, value)
+        for attr in ("xp_", "backend_info_", "dtype_", "interaction_"):  # re-validated on next use
+            self.__dict__.pop(attr, None)
+        return self
+
+    def __getstate__(self):
+        """Fitted attributes as data: arrays to NumPy, no module objects (pickle, deepcopy, joblib)."""
+        state = dict(self.__dict__)
+        for attr in ("xp_", "backend_info_", "dtype_"):
+            state.pop(attr, None)
+        if "_memories" in state:
+            state["_memories"] = np.asarray(to_numpy(state["_memories"]))
+        return state
+
+    def __setstate__(self, state):
+        memories = state.pop("_memories", None)
+        self.__dict__.update(state)
+        if memories is not None:  # back onto this process's backend
+            self._ensure_setup()
+            self._memories = self._to_backend(memories, "memories_")
+
     def _degree_for_beta(self):
         degree = self.interaction_.degree
         if degree is None:
@@ -166,10 +245,16 @@ class DenseAssociativeMemory:
     def scales(self, n_features, temperature=None):
         """Return (update scale a, beta_in, beta_out) for N = n_features (see module doc)."""
         self._ensure_setup()
+        check_positive(n_features, "n_features", integer=True)
         T = self.temperature if temperature is None else temperature
         check_positive(T, "temperature")
         if self.variant == "original":
-            return 1.0, 1.0, float(T) ** (-self._degree_for_beta())
+            n = self._degree_for_beta()
+            log10_beta = -n * np.log10(float(T))
+            if log10_beta > 308:
+                raise ValueError(f"temperature={T} with n={n} gives beta_out = 1/T**n = 10**{log10_beta:.0f}, "
+                                 "beyond every float format: raise the temperature or use variant='normalized'")
+            return 1.0, 1.0, float(T) ** (-n)
         return 1.0 / n_features, 1.0 / (n_features * float(T)), 1.0
 
     def _learning_scales(self, N):
@@ -203,19 +288,20 @@ class DenseAssociativeMemory:
     @memories_.setter
     def memories_(self, value):
         self._ensure_setup()
-        arr = self._to_backend(value, "memories_")
+        arr = self._to_backend(value, "memories_", copy=True)
         if arr.ndim != 2 or arr.shape[0] != self.n_memories:
             raise ValueError(f"memories_ must have shape (n_memories={self.n_memories}, N), got {tuple(arr.shape)}")
         if not bool(self.xp_.all(self.xp_.isfinite(arr))):
             raise ValueError("memories_ contains NaN or inf")
         self._memories = arr
+        self._remember_params()
 
-    def _to_backend(self, value, name):
+    def _to_backend(self, value, name, copy=None):
         xp = self.xp_
         try:
-            return xp.asarray(value, dtype=self.dtype_)
+            return xp.asarray(value, dtype=self.dtype_, copy=copy)
         except Exception:
-            return xp.asarray(to_numpy(value), dtype=self.dtype_)
+            return xp.asarray(np.asarray(to_numpy(value)), dtype=self.dtype_, copy=copy)
 
     @property
     def n_features_(self):
@@ -250,6 +336,7 @@ class DenseAssociativeMemory:
 
         Its sign is the update of neuron i; a = 1 (original) or 1/N (normalized).
         """
+        self._check_fitted()
         mem = self.memories_
         N = mem.shape[1]
         xi = check_states(states, self.xp_, self.dtype_, N, "states")
@@ -257,7 +344,7 @@ class DenseAssociativeMemory:
         with quiet_numpy():
             delta, underflow = energy_difference(
                 mem[None], xi, self.interaction_, a, rescale=self.scaling == "adaptive",
-                memory_budget=self.memory_budget, return_underflow=True,
+                memory_budget=self._budget, return_underflow=True,
             )
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
             raise self._nonfinite("energy_difference", N)
@@ -272,21 +359,38 @@ class DenseAssociativeMemory:
         (the paper; seeded by ``random_state``, default: the estimator's).
         ``mode="sync"``: all neurons at once. ``zero_sign`` is sign(0): +1 (the
         paper), -1, or "keep". Returns a :class:`RelaxResult`.
+
+        Underflow is checked at the end: if an energy difference of the relaxed
+        states is exactly 0 only because terms rounded to 0, a
+        :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
         """
+        self._check_fitted()
         mem = self.memories_
         N = mem.shape[1]
         xi = check_states(states, self.xp_, self.dtype_, N, "states")
         check_positive(max_sweeps, "max_sweeps", integer=True)
+        if mode not in ("async", "sync"):
+            raise ValueError(f"mode must be 'async' or 'sync', got {mode!r}")
+        if isinstance(zero_sign, bool) or zero_sign not in (1, -1, "keep"):
+            raise ValueError(f"zero_sign must be 1, -1 or 'keep', got {zero_sign!r}")
         seed = self.random_state if random_state is None else random_state
         if isinstance(seed, np.random.Generator):
             seed = seed.integers(2**63)
+        elif seed is not None:
+            check_random_state(seed)
         out, converged, sweeps, finite = relax(
             mem[None], xi, self.interaction_, self.scales(N)[0], mode=mode, max_sweeps=max_sweeps,
             zero_sign=zero_sign, rescale=self.scaling == "adaptive", random_state=seed,
-            memory_budget=self.memory_budget,
+            memory_budget=self._budget,
         )
         if not bool(finite[0]):
             raise self._nonfinite("relax", N)
+        with quiet_numpy():
+            _, underflow = energy_difference(mem[None], out[0], self.interaction_, self.scales(N)[0],
+                                             rescale=self.scaling == "adaptive", memory_budget=self._budget,
+                                             return_underflow=True)
+        if bool(underflow[0]):
+            self._warn_underflow(N)
         return RelaxResult(out[0], converged[0], sweeps)
 
     # --------------------------------------------------------------- learning
@@ -299,6 +403,10 @@ class DenseAssociativeMemory:
             return xi, xi, slice(None), slice(None)
         X = check_states(X, xp, self.dtype_, None, "X", bipolar=False)
         labels = np.asarray(to_numpy(y)).reshape(-1)
+        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+            raise ValueError("y contains NaN or inf")
+        if labels.dtype.kind in "cOV":
+            raise TypeError(f"y must hold class labels (integers or strings), got {labels.dtype} values")
         if labels.shape[0] != X.shape[0]:
             raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
         if not hasattr(self, "classes_"):
@@ -314,12 +422,13 @@ class DenseAssociativeMemory:
         return probes, self._to_backend(targets, "y"), slice(n_in, n_in + C), slice(0, n_in)
 
     def _loss_and_gradient(self, X, y, gradient, what):
+        self._check_fitted()
         probes, targets, neurons, _ = self._learning_problem(X, y)
         N = self.memories_.shape[1]
         b_in, b_out = self._learning_scales(N)
         loss, grad, finite = loss_and_gradient(
             self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
-            error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self.memory_budget,
+            error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self._budget,
         )
         if not bool(finite[0]):
             raise self._nonfinite(what, N)
@@ -353,8 +462,9 @@ class DenseAssociativeMemory:
             Divide each memory's step by its largest entry (Krotov & Hopfield).
         clamp : bool
             Keep memory entries of the input neurons in [-1, 1].
-        neurons : slice, optional
-            Train only these neurons' predictions (autoassociative mode).
+        neurons : slice or array of int, optional
+            Train only these neurons' predictions (autoassociative mode): a
+            slice or distinct neuron indices, e.g. ``[0, 3, 7]``.
         warm_start : bool
             Continue from the current memories instead of re-initialising.
         temperature : ignored unless not None: a shortcut to set ``self.temperature``.
@@ -366,10 +476,11 @@ class DenseAssociativeMemory:
         self._validate_params()
         check_positive(learning_rate, "learning_rate")
         check_positive(epochs, "epochs", integer=True)
-        if not (0 < lr_decay <= 1):
-            raise ValueError(f"lr_decay must be in (0, 1], got {lr_decay!r}")
-        if not (0 <= momentum < 1):
-            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        check_number(lr_decay, "lr_decay", low=0, high=1, low_open=True)
+        check_number(momentum, "momentum", low=0, high=1, high_open=True)
+        for name, flag in (("normalize_step", normalize_step), ("clamp", clamp), ("warm_start", warm_start)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
         if batch_size is not None:
             check_positive(batch_size, "batch_size", integer=True)
         if not warm_start:
@@ -381,8 +492,12 @@ class DenseAssociativeMemory:
         if neurons is not None:
             if y is not None:
                 raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
-            train_neurons = neurons if isinstance(neurons, slice) else slice(*neurons)
-            targets = targets[:, train_neurons]
+            train_neurons, _ = neuron_index(neurons, N)
+            if isinstance(train_neurons, slice):
+                targets = targets[:, train_neurons]
+            else:
+                targets = self.xp_.take(targets, self.xp_.asarray(train_neurons, device=getattr(targets, "device", None)),
+                                        axis=1)
         rng = check_random_state(self.random_state)
         if not hasattr(self, "_memories"):
             rng = self._init_memories(N)
@@ -392,27 +507,48 @@ class DenseAssociativeMemory:
             learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
             batch_size=batch_size, error_exponent=self.error_exponent, neurons=train_neurons,
             normalize_step=normalize_step, clamp=clamp_slice if clamp else None,
-            random_state=rng.integers(2**63), progress=progress, memory_budget=self.memory_budget,
+            random_state=rng.integers(2**63), progress=progress, memory_budget=self._budget,
         )
         if not result.finite[0]:
             raise self._nonfinite(f"fit (epoch {int(result.failed_epoch[0])})", N)
         self._memories = result.memories[0]
+        self._remember_params()
         self.loss_curve_ = result.loss[:, 0]
         self.fit_seconds_ = result.seconds
+        self._check_learning_underflow(probes, train_neurons, b_in)
         return self
+
+    def _check_learning_underflow(self, probes, neurons, beta_in, rows=256):
+        """Warn when the learning rule's energy differences are 0 only because F rounded to 0."""
+        with quiet_numpy():
+            _, underflow = energy_difference(self._memories[None], probes[:rows], self.interaction_, beta_in,
+                                             neurons=neurons, memory_budget=self._budget, return_underflow=True)
+        if bool(underflow[0]):
+            warnings.warn(
+                f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
+                f"(N={probes.shape[1]}, n={self.n}, T={self.temperature}, dtype={self.dtype}): the tanh argument "
+                "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
+                NumericalUnderflowWarning,
+                stacklevel=3,
+            )
 
     # ---------------------------------------------------------- classification
     def decision_function(self, X):
         """C for each class neuron from the all -1 label state, shape (B, n_classes)."""
         if not hasattr(self, "classes_"):
-            raise AttributeError("decision_function needs a classifier: call fit(X, y) first")
+            raise NotFittedError("decision_function needs a classifier: call fit(X, y) first")
+        self._check_fitted()
         C = len(self.classes_)
+        n_in = self.memories_.shape[1] - C
+        width = np.shape(X)[-1] if np.ndim(X) else 0
+        if width != n_in:
+            raise ValueError(f"X must have {n_in} features (as in fit), got {width}")
         probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], np.shape(X)[0]))
         N = self.memories_.shape[1]
         b_in, b_out = self._learning_scales(N)
         with quiet_numpy():
             delta = energy_difference(self.memories_[None], probes, self.interaction_, b_in,
-                                      neurons=neurons, memory_budget=self.memory_budget)[0]
+                                      neurons=neurons, memory_budget=self._budget)[0]
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
             raise self._nonfinite("decision_function", N)
         assert delta.shape[1] == C

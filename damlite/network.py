@@ -7,7 +7,8 @@ in the library and on the device of the inputs.
 Shapes: memories ``(G, K, N)``; states ``(G, B, N)`` or ``(B, N)`` (shared by all
 networks); per-network scalars (``scale``, ``beta_in``, ``beta_out``) are Python
 floats or arrays of shape ``(G,)``. ``neurons`` is a ``slice`` of the N neurons
-to evaluate (default: all), e.g. ``slice(784, 794)`` for MNIST's class neurons.
+to evaluate (default: all), e.g. ``slice(784, 794)`` for MNIST's class neurons, or
+an array of distinct neuron indices (see :func:`neuron_index`).
 
 For neuron i, memory mu and state xi, with d = zeta^mu . xi (the full dot
 product, computed once) and s = d - zeta^mu_i xi_i (the dot product without
@@ -32,6 +33,7 @@ __all__ = [
     "relax",
     "loss_and_gradient",
     "per_network_scalar",
+    "neuron_index",
 ]
 
 #: Bytes the largest intermediate (G x B x K x M) tensors may take; work is chunked over B.
@@ -65,6 +67,54 @@ def per_network_scalar(value, xp, G, dtype, device=None):
         if arr.shape[0] != G:
             raise ValueError(f"per-network values must have length {G}, got {arr.shape[0]}")
     return xp.reshape(arr, (G, 1, 1))
+
+
+def neuron_index(neurons, N):
+    """``neurons`` as ``(slice or int64 index array, M)``, checked against N neurons.
+
+    A slice, a tuple ``(start, stop[, step])`` of a slice, or a 1-D sequence of
+    distinct integer indices in [-N, N). Contiguous ascending indices become a
+    slice (the fast path). Raises ValueError naming ``neurons`` otherwise.
+    """
+    if neurons is None:
+        return slice(0, N), N
+    if isinstance(neurons, slice):
+        cols = slice(*neurons.indices(N))
+    else:
+        idx = np.asarray(neurons)
+        if idx.dtype == bool or idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("neurons must be a slice or a 1-D array of distinct integer neuron indices, "
+                             f"got {neurons!r}")
+        if idx.size and (idx.min() < -N or idx.max() >= N):
+            raise ValueError(f"neurons must index the {N} neurons (in [-{N}, {N})), got {neurons!r}")
+        idx = np.where(idx < 0, idx + N, idx).astype(np.int64)
+        if len(np.unique(idx)) != idx.size:
+            raise ValueError(f"neurons must be distinct, got {neurons!r}")
+        contiguous = idx.size > 0 and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size))
+        cols = slice(int(idx[0]), int(idx[0]) + idx.size) if contiguous else idx
+    M = len(range(*cols.indices(N))) if isinstance(cols, slice) else cols.size
+    if M == 0:
+        raise ValueError(f"neurons selects no neuron, got {neurons!r}")
+    return cols, M
+
+
+def _columns(x, cols):
+    """x[..., cols] for a slice or an index array (array-API ``take``)."""
+    if isinstance(cols, slice):
+        return x[..., cols]
+    xp = array_namespace(x)
+    return xp.take(x, xp.asarray(cols, device=getattr(x, "device", None)), axis=x.ndim - 1)
+
+
+def _add_columns(x, cols, part):
+    """x with ``part`` added to its columns ``cols`` (last axis): a slice, or distinct indices."""
+    xp = array_namespace(x)
+    if isinstance(cols, slice):
+        x[..., cols] = x[..., cols] + part
+        return x
+    onehot = np.zeros((cols.size, x.shape[-1]))
+    onehot[np.arange(cols.size), cols] = 1.0
+    return x + xp.matmul(part, xp.asarray(onehot, dtype=x.dtype, device=getattr(x, "device", None)))
 
 
 def _batched_states(states, G):
@@ -115,8 +165,8 @@ def _cells(G, B, bytes_per_cell, budget, split_networks):
 
 def _pair_arguments(memories, states, d, cols, scale):
     """u+ and u- of shape (G, B, K, M) for the neurons in ``cols`` (see module doc)."""
-    zeta = memories[:, :, cols][:, None, :, :]  # (G, 1, K, M)
-    xi = states[:, :, cols][:, :, None, :]  # (G, B, 1, M)
+    zeta = _columns(memories, cols)[:, None, :, :]  # (G, 1, K, M)
+    xi = _columns(states, cols)[:, :, None, :]  # (G, B, 1, M)
     s = d[..., None] - zeta * xi
     a = scale[..., None]  # (G, 1, 1, 1)
     return a * (s + zeta), a * (s - zeta)
@@ -164,8 +214,7 @@ def energy_difference(
     states = _batched_states(states, G)
     B = states.shape[1]
     scale = per_network_scalar(scale, xp, G, memories.dtype, device=getattr(memories, "device", None))
-    cols = neurons if isinstance(neurons, slice) else slice(*neurons)
-    M = len(range(*cols.indices(N)))
+    cols, M = neuron_index(neurons, N)
     d = similarities(memories, states)
     out, underflow = [], xp.zeros((G,), dtype=xp.bool, device=getattr(memories, "device", None))
     itemsize = itemsize_of(memories.dtype)
@@ -173,14 +222,15 @@ def energy_difference(
     # For +-1 states one argument is a*d itself: u = a d for the neuron's own sign
     # and u' = a (d - 2 zeta_i xi_i) for the other, so Delta_i = xi_i sum_mu [F(a d) - F(u')]
     # needs F on (G, B, K) once and on (G, B, K, M) once instead of twice.
-    bipolar = not rescale and _all_bipolar(states[:, :, cols])
+    states_cols = _columns(states, cols)
+    bipolar = not rescale and _all_bipolar(states_cols)
     if bipolar:  # the fast path keeps memories innermost, (G, b, M, K): contiguous sums over K
-        w = 2 * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 zeta, (G, 1, M, K)
+        w = 2 * xp.matrix_transpose(_columns(memories, cols))[:, None, ...]  # 2 zeta, (G, 1, M, K)
         delta_all = xp.zeros((G, B, M), dtype=memories.dtype, device=getattr(memories, "device", None))
     with quiet_numpy():
         for gs, rows in _cells(G, B, 6 * K * M * itemsize, budget, split_networks=bipolar):
             if bipolar:
-                xs = states[gs, rows, cols]  # (g, b, M)
+                xs = states_cols[gs, rows, ...]  # (g, b, M)
                 a = scale[gs, ...]
                 ad = a * d[gs, rows, ...]  # (g, b, K)
                 # a (d - 2 zeta xi), not a d - 2 a zeta xi: bitwise the old a (s -+ zeta) where
@@ -385,8 +435,7 @@ def loss_and_gradient(
     probes = _batched_states(probes, G)
     targets = _batched_states(targets, G)
     B = probes.shape[1]
-    cols = neurons if isinstance(neurons, slice) else slice(*neurons)
-    M = len(range(*cols.indices(N)))
+    cols, M = neuron_index(neurons, N)
     if targets.shape[-1] != M:
         raise ValueError(f"targets must have {M} columns (one per evaluated neuron), got {targets.shape[-1]}")
     b_in = per_network_scalar(beta_in, xp, G, memories.dtype, device=device)
@@ -400,15 +449,16 @@ def loss_and_gradient(
     # +-1 evaluated neurons (autoassociative training; MNIST's class neurons at -1):
     # with u = b_in d and u' = b_in (d - 2 zeta_i xi_i) (see energy_difference),
     # P = xi_i (F'(u) - F'(u')) and Q - xi_i P = 2 F'(u'): one F, F' on (G, B, K, M).
-    bipolar = _all_bipolar(probes[:, :, cols])
+    probes_cols = _columns(probes, cols)
+    bipolar = _all_bipolar(probes_cols)
     if bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
-        w = 2 * xp.matrix_transpose(memories[:, :, cols])[:, None, ...]  # 2 zeta, (G, 1, M, K)
+        w = 2 * xp.matrix_transpose(_columns(memories, cols))[:, None, ...]  # 2 zeta, (G, 1, M, K)
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
         grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
         for gs, rows in _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar):
             if bipolar:
-                xs = probes[gs, rows, cols]  # (g, b, M)
+                xs = probes_cols[gs, rows, ...]  # (g, b, M)
                 bi, bo = b_in[gs, ...], b_out[gs, ...]
                 u = bi * d[gs, rows, ...]  # (g, b, K)
                 other = bi[..., None] * (d[gs, rows, None, :] - w[gs, ...] * xs[..., None])  # (g, b, M, K)
@@ -446,7 +496,7 @@ def loss_and_gradient(
             g = -two_m * err ** (two_m - 1) * (1 - c * c)  # dL/dh, (G, b, M)
             p = df_plus - df_minus  # (G, b, K, M)
             q = df_plus + df_minus
-            xi_cols = xi[:, :, cols][:, :, None, :]
+            xi_cols = _columns(xi, cols)[:, :, None, :]
             grad_cols = grad_cols + xp.sum(g[:, :, None, :] * (q - xi_cols * p), axis=1)
             r = xp.sum(g[:, :, None, :] * p, axis=3)  # (G, b, K)
             grad = grad + xp.matmul(xp.matrix_transpose(r), xi)
@@ -455,7 +505,7 @@ def loss_and_gradient(
         grad = xp.matmul(xp.matrix_transpose(r_all), probes)
         grad_cols = xp.matrix_transpose(grad_cols_t)
     if gradient:
-        grad[:, :, cols] = grad[:, :, cols] + grad_cols
+        grad = _add_columns(grad, cols, grad_cols)
         grad = (b_out * b_in) * grad
         finite = finite & xp.all(xp.reshape(xp.isfinite(grad), (G, -1)), axis=1)
     return loss, grad, finite

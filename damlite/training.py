@@ -3,7 +3,7 @@
 One epoch visits the training items in minibatches. For each minibatch:
 
     v    <- momentum * v - dL/dzeta                     (velocity)
-    step <- v / max_i |v_{mu,i}|  (per memory, floor 1e-30) if normalize_step else v
+    step <- v / max_i |v_{mu,i}|  (per memory, floor 1e-30 or the dtype's tiny) if normalize_step else v
     zeta <- clip(zeta + lr * step, -1, 1)               (clamped neurons only)
 
 and after each epoch ``lr <- lr * lr_decay``. Learning rate, temperature and
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from .backend import array_namespace, to_numpy
+from .backend import array_namespace, itemsize_of, to_numpy
 from .network import DEFAULT_MEMORY_BUDGET, loss_and_gradient, per_network_scalar, quiet_numpy
 
 __all__ = ["TrainingResult", "train_memories"]
@@ -79,6 +79,8 @@ def train_memories(
     rng = np.random.default_rng(random_state)
     memories = xp.asarray(memories, copy=True)
     velocity = xp.zeros_like(memories)
+    # 1e-30, or the dtype's smallest normal number where 1e-30 is not representable (float16)
+    floor = _STEP_FLOOR if itemsize_of(dtype) > 2 else 2.0**-14
     finite = xp.ones((G,), dtype=xp.bool, device=device)
     failed_epoch = np.full(G, -1)
     losses = np.zeros((epochs, G))
@@ -108,7 +110,7 @@ def train_memories(
                 step = velocity
                 if normalize_step:
                     norm = xp.max(xp.abs(velocity), axis=2, keepdims=True)
-                    step = velocity / xp.where(norm > _STEP_FLOOR, norm, xp.full_like(norm, _STEP_FLOOR))
+                    step = velocity / xp.where(norm > floor, norm, xp.full_like(norm, floor))
                 memories = memories + lr_dev * step
                 if clamp is not None:
                     memories[:, :, clamp] = xp.clip(memories[:, :, clamp], -1.0, 1.0)

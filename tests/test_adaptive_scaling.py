@@ -211,7 +211,11 @@ def test_adaptive_relaxation_in_float32_at_n_1000():
         dam = damlite.DenseAssociativeMemory(K, interaction="polynomial", n=n, dtype=dtype, scaling=scaling,
                                              backend="numpy")
         dam.memories_ = memories
-        out = dam.relax(states, random_state=0)
+        if scaling == "fixed":  # every Delta is 0 by underflow: relax says so (issue 12: never silent)
+            with pytest.warns(damlite.NumericalUnderflowWarning, match="sign"):
+                out = dam.relax(states, random_state=0)
+        else:
+            out = dam.relax(states, random_state=0)
         results[dtype, scaling] = np.asarray(damlite.to_numpy(out.states))
         if scaling == "adaptive":
             assert bool(np.all(damlite.to_numpy(out.converged)))

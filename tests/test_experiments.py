@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from damlite import experiments as ex
+from damlite.tasks import autoassociative as aa
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "DAMLITE_BACKEND": "numpy", "DAMLITE_QUIET": "1"}
@@ -27,17 +28,17 @@ def _smoke():
 
 
 def test_block_identity_and_seed_are_stable():
-    a, b = ex.autoassociative_block("normalized", 5), ex.autoassociative_block("normalized", 5)
+    a, b = aa.autoassociative_block("normalized", 5), aa.autoassociative_block("normalized", 5)
     assert a.key == b.key and a.seed.entropy == b.seed.entropy
-    c = ex.autoassociative_block("normalized", 5, dtype="float32")
+    c = aa.autoassociative_block("normalized", 5, dtype="float32")
     assert c.key != a.key and c.seed.generate_state(1)[0] != a.seed.generate_state(1)[0]
     assert ex.Block.from_json(json.loads(json.dumps(a.to_json()))) == a
     assert a.n_networks == 10 * 10 * 5
 
 
 def test_original_grid_is_the_normalized_one_divided_by_N():
-    o = ex.autoassociative_block("original", 3, N=250, patterns=30)
-    n = ex.autoassociative_block("normalized", 3, N=250, patterns=30)
+    o = aa.autoassociative_block("original", 3, N=250, patterns=30)
+    n = aa.autoassociative_block("normalized", 3, N=250, patterns=30)
     np.testing.assert_allclose(np.array(o.inv_temperature) * 250, n.inv_temperature, rtol=1e-5)
 
 

@@ -1,0 +1,174 @@
+"""The paper's autoassociative task: store random bipolar patterns, recall them by relaxation.
+
+Registered with the sweep engine (:mod:`damlite.experiments`) as
+``"autoassociative"`` with the profiles ``quick`` (minutes on a laptop CPU),
+``full`` (the paper's grids: 55 blocks), ``leak`` (both networks under Krotov's
+convention with the leaky F that the paper author's code used: chapter 6's
+decisive experiment) and ``smoke`` (seconds, for tests).
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from ..experiments import Block, register_task
+
+__all__ = ["AUTOASSOCIATIVE", "GRIDS", "LEAKS", "autoassociative_block", "run_autoassociative_block", "task_streams"]
+
+#: The autoassociative task's fixed choices (the paper leaves them open; see chapter 6).
+AUTOASSOCIATIVE = {
+    "interaction": "polynomial",  # homogeneous; no dead memories (rectified: see chapter 6)
+    "memories": 100,  # K, as in the paper author's own autoassociative example
+    "epochs": 200,
+    "lr_decay": 0.999,
+    "momentum": 0.0,
+    "error_exponent": 1,
+    "init_std": 0.1,  # memories ~ N(0, 0.1**2), clipped to [-1, 1]
+    "max_sweeps": 20,  # asynchronous relaxation limit
+}
+
+#: Grids in the normalized network's 1/T; the original's 1/T is this divided by N (same networks, see chapter 6).
+GRIDS = {
+    "coarse": (tuple(np.round(np.logspace(-1, 2, 10), 6)), tuple(np.round(np.logspace(-3, 0, 10), 6))),
+    "fine": (tuple(np.round(np.logspace(np.log10(0.5), np.log10(30), 12), 6)),
+             tuple(np.round(np.logspace(-2, 0, 8), 6))),
+}
+
+
+def autoassociative_block(variant, n, grid="coarse", *, N=100, patterns=20, repeats=5, dtype="float64",
+                          grids=GRIDS, **overrides) -> Block:
+    """A block of the autoassociative task; the original's 1/T grid is the normalized one / N."""
+    inv_t, lrs = grids[grid] if isinstance(grid, str) else grid
+    name = grid if isinstance(grid, str) else "custom"
+    if variant == "original":
+        inv_t = tuple(float(f"{x / N:.6g}") for x in inv_t)
+    settings = dict(AUTOASSOCIATIVE, N=N, patterns=patterns, **overrides)
+    return Block("autoassociative", variant, int(n), name, tuple(float(x) for x in inv_t),
+                 tuple(float(x) for x in lrs), int(repeats), dtype, tuple(sorted(settings.items())))
+
+
+def task_streams(block: Block, repeat: int):
+    """Patterns, initial memories and relaxation seed of one repeat: shared by all blocks of the
+    same (N, patterns, K, base seed), so every grid cell, n and variant sees the same data
+    (common random numbers)."""
+    o = block.options
+    ss = np.random.SeedSequence([block.base_seed, zlib.crc32(b"autoassociative"), o["N"], o["patterns"],
+                                 o["memories"], repeat])
+    s_pat, s_mem, s_relax = ss.spawn(3)
+    patterns = np.where(np.random.default_rng(s_pat).random((o["patterns"], o["N"])) < 0.5, -1.0, 1.0)
+    memories = np.clip(np.random.default_rng(s_mem).normal(0.0, o["init_std"], (o["memories"], o["N"])), -1, 1)
+    return patterns, memories, int(s_relax.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", memory_budget=256 * 2**20):
+    """Train and probe all G = cells x repeats networks of ``block``; one record per network.
+
+    Each repeat (its grid of networks, which share patterns and initial
+    memories) is one batched call; ``memory_budget`` bounds the kernels'
+    intermediates. Metric: mean Euclidean distance between each learned
+    pattern and the state it relaxes to (asynchronous updates, sign(0) = +1).
+    """
+    from ..backend import get_backend, resolve_dtype, to_numpy  # noqa: PLC0415
+    from ..interactions import make_interaction  # noqa: PLC0415
+    from ..network import relax  # noqa: PLC0415
+    from ..training import train_memories  # noqa: PLC0415
+
+    xp, _ = get_backend(backend)
+    xdt = resolve_dtype(xp, dtype)
+    o = block.options
+    N = o["N"]
+    F = make_interaction(o["interaction"], block.n, **{k: o[k] for k in ("epsilon", "leak") if k in o})
+    cells = list(block.cells())
+    per_rep = block.n_cells
+    records = []
+    for r in range(block.repeats):
+        patterns, init, relax_seed = task_streams(block, r)
+        mine = cells[r * per_rep:(r + 1) * per_rep]
+        inv_t = np.array([c[3] for c in mine])
+        lr = np.array([c[4] for c in mine])
+        G = len(mine)
+        if block.variant == "original":
+            beta_in, beta_out, scale = 1.0, inv_t ** block.n, 1.0
+        elif block.variant == "normalized":
+            beta_in, beta_out, scale = inv_t / N, 1.0, 1.0 / N
+        else:
+            raise ValueError(f"variant must be 'original' or 'normalized', got {block.variant!r}")
+        pat = xp.asarray(patterns, dtype=xdt)
+        mem = xp.asarray(np.broadcast_to(init, (G, *init.shape)).copy(), dtype=xdt)
+        res = train_memories(mem, pat, pat, F, beta_in=beta_in, beta_out=beta_out, learning_rate=lr,
+                             lr_decay=o["lr_decay"], momentum=o["momentum"], epochs=o["epochs"],
+                             error_exponent=o["error_exponent"], random_state=0, memory_budget=memory_budget)
+        states, converged, sweeps, finite = relax(res.memories, pat, F, scale, mode="async",
+                                                  max_sweeps=o["max_sweeps"], zero_sign=1,
+                                                  random_state=relax_seed, memory_budget=memory_budget)
+        states = to_numpy(states).astype(np.float64)
+        converged = to_numpy(converged)
+        finite_all = to_numpy(finite) & res.finite
+        dist = np.linalg.norm(states - patterns[None], axis=2)  # (G, P)
+        for g, (rep, i, j, it, lrate) in enumerate(mine):
+            ok = bool(finite_all[g])
+            records.append({
+                "repeat": rep, "i_T": i, "i_lr": j, "inv_temperature": it, "learning_rate": lrate,
+                "distance": float(dist[g].mean()) if ok else None,
+                "exact_fraction": float((dist[g] == 0).mean()) if ok else None,
+                "converged_fraction": float(converged[g].mean()),
+                "final_loss": float(res.loss[-1, g] / (N * o["patterns"])) if ok else None,
+                "finite": ok, "failed_epoch": int(res.failed_epoch[g]), "sweeps": int(sweeps),
+            })
+    return records
+
+
+def _aa_quick():
+    blocks = []
+    grids = {"coarse": ((0.3, 1.0, 3.0, 10.0, 30.0), (0.05, 0.3))}
+    for variant in ("original", "normalized"):
+        for n in (2, 10):
+            blocks.append(autoassociative_block(variant, n, "coarse", repeats=2, epochs=30, grids=grids))
+    blocks.append(autoassociative_block("normalized", 10, "coarse", repeats=2, epochs=30, grids=grids, dtype="float32"))
+    return blocks
+
+
+def _aa_full():
+    blocks = []
+    for grid in ("coarse", "fine"):
+        blocks += [autoassociative_block("original", n, grid) for n in (2, 3, 5, 10, 20, 30)]
+        blocks += [autoassociative_block("normalized", n, grid) for n in (2, 3, 5, 10, 15, 20, 25, 30)]
+    blocks += [autoassociative_block("normalized", n, "fine") for n in range(40, 101, 10)]
+    blocks += [autoassociative_block("normalized", n, "coarse", dtype="float32") for n in (2, 3, 5, 10, 15, 20, 25, 30)]
+    for variant in ("original", "normalized"):
+        blocks += [autoassociative_block(variant, n, "coarse", N=250, patterns=30) for n in (2, 3, 5, 10, 20, 30)]
+    return blocks
+
+
+#: The leaks of the decisive experiment (chapter 6), in the order they run: the paper
+#: author's code (+eps x) at eps = 0.01, the paper's sign (-eps x), and +x (eps = 1: the
+#: author's earlier "rectified polynomial"). The homogeneous control is the full
+#: profile's polynomial coarse blocks (same patterns and initial memories).
+LEAKS = (("code", 0.01), ("paper", 0.01), ("code", 1.0))
+LEAK_NS = (2, 3, 5, 10, 20, 30)
+
+
+def _aa_leak():
+    """Both networks under convention A with a non-homogeneous (leaky) F; K = 20 for one leak."""
+    blocks = []
+    leaky = dict(interaction="leaky_rectified_polynomial")
+    for leak, eps in LEAKS:
+        for n in LEAK_NS:
+            blocks += [autoassociative_block(v, n, "coarse", leak=leak, epsilon=eps, **leaky)
+                       for v in ("normalized", "original")]
+    for n in LEAK_NS:
+        blocks += [autoassociative_block(v, n, "coarse", leak="code", epsilon=0.01, memories=20, **leaky)
+                   for v in ("normalized", "original")]
+    return blocks
+
+
+def _aa_smoke():
+    """Seconds in all: tiny networks, for tests and CI."""
+    grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
+    return [autoassociative_block(v, n, "coarse", N=16, patterns=3, repeats=2, grids=grids, memories=8, epochs=15)
+            for n in (2, 3, 4) for v in ("original", "normalized")]
+
+
+register_task("autoassociative", run_autoassociative_block,
+              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "smoke": _aa_smoke})
