@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import os
 import subprocess
@@ -230,11 +231,14 @@ def _git(*args):
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+@functools.lru_cache(maxsize=1)
 def git_state() -> tuple:
     """(resolved commit hash or None, whether damlite's tracked files differ from it or None).
 
-    Where the code is not a git checkout (a copied tree on a GPU machine), the
-    commit comes from $DAMLITE_GIT_COMMIT when set, with ``dirty`` unknown (None).
+    Resolved once per process (the code a process runs is the code it imported;
+    worker processes inherit the answer). Where the code is not a git checkout
+    (a copied tree on a GPU machine), the commit comes from $DAMLITE_GIT_COMMIT
+    when set, with ``dirty`` unknown (None).
     """
     try:
         commit = _git("rev-parse", "--verify", "HEAD")
@@ -496,6 +500,7 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
     from .backend import get_backend  # noqa: PLC0415
 
     check_memory_budget(memory_budget, get_backend(backend)[1].name)
+    git_state()  # resolved now, before any worker starts: the commit of the code this sweep loaded
     out = results_path(check_out_dir(out_dir), task, name)
     if out.exists() and not os.access(out, os.W_OK):
         raise ResultFileError(f"{out} is read-only; make it writable or choose another --out")
