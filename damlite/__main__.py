@@ -114,6 +114,10 @@ def _main(args):
         records = ex.load_records(args.path)
         if not records:
             raise ValueError(f"{args.path}: no finished block in this file yet")
+        need = ("task", "variant", "n", "grid", "dtype", "inv_temperature", "learning_rate")
+        missing = sorted({k for r in records for k in need if k not in r})
+        if missing:
+            raise ValueError(f"{args.path}: not a sweep result file (records lack {', '.join(missing)})")
         spec = ex.get_task(records[0]["task"]) if records else None
         rows = ex.summarize(records, tolerance=args.tolerance, **(
             {"metric": spec.metric, "lower_is_better": spec.lower_is_better} if spec else {}))

@@ -142,7 +142,7 @@ def backend_info(name: str | None = "auto") -> BackendInfo:
 
 def to_numpy(x) -> np.ndarray:
     """Copy an array from any supported library (NumPy, CuPy, array-api-strict) to NumPy."""
-    if isinstance(x, np.ndarray) or np.isscalar(x):
+    if isinstance(x, (np.ndarray, list, tuple)) or np.isscalar(x):
         return np.asarray(x)
     xp = array_namespace(x)
     if is_cupy_namespace(xp):

@@ -82,6 +82,8 @@ def neuron_index(neurons, N):
         cols = slice(*neurons.indices(N))
     else:
         idx = np.asarray(neurons)
+        if idx.size == 0 and idx.ndim == 1:
+            raise ValueError(f"neurons selects no neuron, got {neurons!r}")
         if idx.dtype == bool or idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError("neurons must be a slice or a 1-D array of distinct integer neuron indices, "
                              f"got {neurons!r}")
