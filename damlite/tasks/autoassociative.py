@@ -151,15 +151,16 @@ LEAK_NS = (2, 3, 5, 10, 20, 30)
 
 def _aa_leak():
     """Both networks under convention A with a non-homogeneous (leaky) F; K = 20 for one leak."""
-    blocks = []
     leaky = dict(interaction="leaky_rectified_polynomial")
-    for leak, eps in LEAKS:
-        for n in LEAK_NS:
-            blocks += [autoassociative_block(v, n, "coarse", leak=leak, epsilon=eps, **leaky)
-                       for v in ("normalized", "original")]
-    for n in LEAK_NS:
-        blocks += [autoassociative_block(v, n, "coarse", leak="code", epsilon=0.01, memories=20, **leaky)
-                   for v in ("normalized", "original")]
+
+    def both(leak, eps, **kw):
+        return [autoassociative_block(v, n, "coarse", leak=leak, epsilon=eps, **leaky, **kw)
+                for n in LEAK_NS for v in ("normalized", "original")]
+
+    (first_leak, first_eps), *others = LEAKS
+    blocks = both(first_leak, first_eps) + both(first_leak, first_eps, memories=20)  # K = 20: cheap, run early
+    for leak, eps in others:
+        blocks += both(leak, eps)
     return blocks
 
 
