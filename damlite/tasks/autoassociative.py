@@ -68,6 +68,9 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
     memories) is one batched call; ``memory_budget`` bounds the kernels'
     intermediates. Metric: mean Euclidean distance between each learned
     pattern and the state it relaxes to (asynchronous updates, sign(0) = +1).
+    For a rectified F the records also give ``inactive_memories``: the fraction
+    of memories whose similarity with every pattern is <= 0 after training (the
+    rectified part never switches on: with no leak such a memory is dead).
     """
     from ..backend import get_backend, resolve_dtype, to_numpy  # noqa: PLC0415
     from ..interactions import make_interaction  # noqa: PLC0415
@@ -106,6 +109,9 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
         converged = to_numpy(converged)
         finite_all = to_numpy(finite) & res.finite
         dist = np.linalg.norm(states - patterns[None], axis=2)  # (G, P)
+        if o["interaction"] != "polynomial":  # rectified families: memories that no pattern activates
+            sims = np.einsum("gkn,pn->gkp", to_numpy(res.memories).astype(np.float64), patterns)
+            inactive = (sims.max(axis=2) <= 0).mean(axis=1)  # (G,): max over patterns of zeta . xi <= 0
         for g, (rep, i, j, it, lrate) in enumerate(mine):
             ok = bool(finite_all[g])
             records.append({
@@ -116,6 +122,8 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
                 "final_loss": float(res.loss[-1, g] / (N * o["patterns"])) if ok else None,
                 "finite": ok, "failed_epoch": int(res.failed_epoch[g]), "sweeps": int(sweeps),
             })
+            if o["interaction"] != "polynomial":
+                records[-1]["inactive_memories"] = float(inactive[g])
     return records
 
 
