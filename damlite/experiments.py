@@ -265,6 +265,7 @@ def provenance(backend="auto", *, host=False, **extra) -> dict:
         "backend": info.name,
         "device": info.device,
         "numpy": np.__version__,
+        "cpu_kernels": _cpu_kernels(info.name),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if host:
@@ -281,6 +282,15 @@ def provenance(backend="auto", *, host=False, **extra) -> dict:
         )
     out.update(extra)
     return out
+
+
+def _cpu_kernels(backend_name):
+    """Which CPU kernels ran: "numba" (damlite.cpu_kernels) or "numpy"; None off the CPU."""
+    if backend_name != "numpy":
+        return None
+    from . import cpu_kernels  # noqa: PLC0415
+
+    return f"numba {cpu_kernels.numba.__version__}" if cpu_kernels.available() else "numpy"
 
 
 # -------------------------------------------------------------------------- runner

@@ -119,6 +119,15 @@ def _add_columns(x, cols, part):
     return x + xp.matmul(part, xp.asarray(onehot, dtype=x.dtype, device=getattr(x, "device", None)))
 
 
+def _fused_cpu_code(xp, memories, interaction):
+    """The numba kernels' interaction code when they can take this call, else None (NumPy path)."""
+    if not (is_numpy_namespace(xp) and memories.dtype == np.float64):
+        return None
+    from . import cpu_kernels  # noqa: PLC0415
+
+    return cpu_kernels.interaction_code(interaction) if cpu_kernels.available() else None
+
+
 def _batched_states(states, G):
     xp = array_namespace(states)
     if states.ndim == 2:
@@ -319,7 +328,7 @@ def relax(
     converged = xp.zeros((G, B), dtype=xp.bool, device=device)
     if mode not in ("async", "sync"):
         raise ValueError(f"mode must be 'async' or 'sync', got {mode!r}")
-    if zero_sign not in (1, -1, "keep"):
+    if isinstance(zero_sign, bool) or zero_sign not in (1, -1, "keep"):
         raise ValueError(f"zero_sign must be 1, -1 or 'keep', got {zero_sign!r}")
     if isinstance(random_state, (list, tuple, np.ndarray)):  # one seed per network
         if len(random_state) != G:
@@ -338,6 +347,13 @@ def relax(
     # argument is a d - 2 a zeta_t xi_t, and when the neuron flips that becomes the new
     # a d, so each neuron costs one F evaluation on (G, B, K) (see energy_difference).
     bipolar = mode == "async" and not rescale and _all_bipolar(states)
+    code = _fused_cpu_code(xp, memories, interaction) if bipolar else None
+    if code is not None:  # one fused pass per (network, state); the same neuron orders
+        from . import cpu_kernels  # noqa: PLC0415
+
+        orders = np.stack([draw_orders() for _ in range(max_sweeps)], axis=1)  # (G, sweeps, N)
+        return cpu_kernels.relax_async_bipolar(memories, states, orders, np.reshape(scale_arr, (G,)), code,
+                                               zero_sign, max_sweeps)
     sweeps = 0
     with quiet_numpy():
         for sweeps in range(1, max_sweeps + 1):
@@ -453,12 +469,21 @@ def loss_and_gradient(
     # P = xi_i (F'(u) - F'(u')) and Q - xi_i P = 2 F'(u'): one F, F' on (G, B, K, M).
     probes_cols = _columns(probes, cols)
     bipolar = _all_bipolar(probes_cols)
-    if bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
+    code = _fused_cpu_code(xp, memories, interaction) if bipolar else None
+    if code is not None:  # numba: one pass per (network, state), no (G, b, M, K) temporaries
+        from . import cpu_kernels  # noqa: PLC0415
+
+        w_t = 2 * np.transpose(_columns(memories, cols), (0, 2, 1))
+        loss, r_all, grad_cols_t = cpu_kernels.loss_and_gradient_bipolar(
+            d, w_t, np.broadcast_to(probes_cols, (G, B, M)), np.broadcast_to(targets, (G, B, M)),
+            np.reshape(b_in, (G,)), np.reshape(b_out, (G,)), code, two_m, gradient)
+    elif bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
         w = 2 * xp.matrix_transpose(_columns(memories, cols))[:, None, ...]  # 2 zeta, (G, 1, M, K)
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
         grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
-        for gs, rows in _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar):
+        for gs, rows in ([] if code is not None else
+                         _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar)):
             if bipolar:
                 xs = probes_cols[gs, rows, ...]  # (g, b, M)
                 bi, bo = b_in[gs, ...], b_out[gs, ...]
