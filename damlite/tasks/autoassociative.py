@@ -57,7 +57,10 @@ def task_streams(block: Block, repeat: int):
                                  o["memories"], repeat])
     s_pat, s_mem, s_relax = ss.spawn(3)
     patterns = np.where(np.random.default_rng(s_pat).random((o["patterns"], o["N"])) < 0.5, -1.0, 1.0)
-    memories = np.clip(np.random.default_rng(s_mem).normal(0.0, o["init_std"], (o["memories"], o["N"])), -1, 1)
+    if o.get("init", "normal") == "uniform":  # U[0, 1), as the paper author's code before 14886c4
+        memories = np.random.default_rng(s_mem).random((o["memories"], o["N"]))
+    else:
+        memories = np.clip(np.random.default_rng(s_mem).normal(0.0, o["init_std"], (o["memories"], o["N"])), -1, 1)
     return patterns, memories, int(s_relax.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
@@ -71,6 +74,9 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
     For a rectified F the records also give ``inactive_memories``: the fraction
     of memories whose similarity with every pattern is <= 0 after training (the
     rectified part never switches on: with no leak such a memory is dead).
+    With the setting ``relax_variants=True`` the same trained networks are also
+    relaxed synchronously and asynchronously with sign(0) = -1 and sign(0) =
+    "keep": ``distance_sync``, ``distance_zero_minus``, ``distance_zero_keep``.
     """
     from ..backend import get_backend, resolve_dtype, to_numpy  # noqa: PLC0415
     from ..interactions import make_interaction  # noqa: PLC0415
@@ -109,6 +115,13 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
         converged = to_numpy(converged)
         finite_all = to_numpy(finite) & res.finite
         dist = np.linalg.norm(states - patterns[None], axis=2)  # (G, P)
+        extra = {}
+        if o.get("relax_variants"):
+            for name, mode, zero in (("sync", "sync", 1), ("zero_minus", "async", -1), ("zero_keep", "async", "keep")):
+                st, _, _, fin = relax(res.memories, pat, F, scale, mode=mode, max_sweeps=o["max_sweeps"],
+                                      zero_sign=zero, random_state=relax_seed, memory_budget=memory_budget)
+                d_v = np.linalg.norm(to_numpy(st).astype(np.float64) - patterns[None], axis=2).mean(axis=1)
+                extra[f"distance_{name}"] = np.where(to_numpy(fin) & res.finite, d_v, np.nan)
         if o["interaction"] != "polynomial":  # rectified families: memories that no pattern activates
             sims = np.einsum("gkn,pn->gkp", to_numpy(res.memories).astype(np.float64), patterns)
             inactive = (sims.max(axis=2) <= 0).mean(axis=1)  # (G,): max over patterns of zeta . xi <= 0
@@ -124,6 +137,8 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
             })
             if o["interaction"] != "polynomial":
                 records[-1]["inactive_memories"] = float(inactive[g])
+            for name, values in extra.items():
+                records[-1][name] = float(values[g]) if np.isfinite(values[g]) else None
     return records
 
 
@@ -172,6 +187,40 @@ def _aa_leak():
     return blocks
 
 
+def _aa_rectified_control():
+    """The leak's epsilon -> 0 limit: the (homogeneous) rectified polynomial, both networks."""
+    return [autoassociative_block(v, n, "coarse", interaction="rectified_polynomial")
+            for n in LEAK_NS for v in ("normalized", "original")]
+
+
+#: n of the sensitivity study (chapter 6): small, middle and large.
+SENSITIVITY_NS = (2, 10, 20)
+
+
+def _aa_sensitivity():
+    """The paper author's other choices, one at a time, on the homogeneous (polynomial) network:
+    U[0, 1] initial memories; synchronous relaxation and sign(0) in {-1, keep} (same trained
+    networks, ``relax_variants``); float32."""
+    blocks = []
+    for n in SENSITIVITY_NS:
+        for v in ("normalized", "original"):
+            blocks.append(autoassociative_block(v, n, "coarse", relax_variants=True))
+            blocks.append(autoassociative_block(v, n, "coarse", init="uniform", relax_variants=True))
+    for n in SENSITIVITY_NS:
+        blocks += [autoassociative_block(v, n, "coarse", dtype="float32") for v in ("normalized", "original")]
+    return blocks
+
+
+#: The normalized fine grid widened to 1/T = 1000 where the full profile's fine grid (to 30) cut the
+#: good region off (n >= 30).
+WIDE_GRID = (tuple(np.round(np.logspace(np.log10(0.5), 3, 14), 6)), GRIDS["fine"][1])
+
+
+def _aa_wide():
+    return [autoassociative_block("normalized", n, "wide", grids={**GRIDS, "wide": WIDE_GRID})
+            for n in (30, 40, 50, 60, 70, 80, 90, 100)]
+
+
 def _aa_smoke():
     """Seconds in all: tiny networks, for tests and CI."""
     grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
@@ -180,4 +229,5 @@ def _aa_smoke():
 
 
 register_task("autoassociative", run_autoassociative_block,
-              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "smoke": _aa_smoke})
+              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "rectified": _aa_rectified_control,
+                        "sensitivity": _aa_sensitivity, "wide": _aa_wide, "smoke": _aa_smoke})
