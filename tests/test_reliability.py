@@ -35,6 +35,7 @@ def _patterns(seed=0, B=5, N=16):
 
 def _dam(**kw):
     return DenseAssociativeMemory(**{"n_memories": 8, "interaction": "polynomial", "n": 3, "temperature": 0.5,
+                                     "error_exponent": 1,
                                      "backend": "numpy", "random_state": 0, **kw})
 
 
