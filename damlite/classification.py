@@ -265,6 +265,7 @@ def train_classifiers(
     interaction="rectified_polynomial",
     n=2,
     epsilon=1e-2,
+    leak="paper",
     variant="normalized",
     temperature=1.0,
     learning_rate=0.1,
@@ -293,8 +294,8 @@ def train_classifiers(
     ----------
     X_train : array (B, D)
         Inputs in [-1, 1]; ``y_train`` (B,) labels 0..C-1.
-    n_memories, interaction, n, epsilon, error_exponent
-        The network (K, F_n, the leaky slope, the loss exponent m).
+    n_memories, interaction, n, epsilon, leak, error_exponent
+        The network (K, F_n, the leaky slope and its sign, the loss exponent m).
     variant : {"normalized", "original"}
         Where the scales sit (module docstring).
     temperature, learning_rate : float or array (G,)
@@ -338,7 +339,7 @@ def train_classifiers(
     G = lr.shape[0]
     D = X_train.shape[1]
     N = D + n_classes
-    F = make_interaction(interaction, n, epsilon)
+    F = make_interaction(interaction, n, epsilon, leak)
     degree = F.degree if F.degree is not None else n
     beta_in, beta_out = classifier_scales(variant, T, degree, N)
 
@@ -394,7 +395,7 @@ def train_classifiers(
         return False
 
     settings = dict(
-        n_memories=n_memories, interaction=F.name, n=n, epsilon=epsilon, variant=variant,
+        n_memories=n_memories, interaction=F.name, n=n, epsilon=epsilon, leak=leak, variant=variant,
         lr_decay=lr_decay, momentum=momentum, epochs=epochs, batch_size=batch_size,
         error_exponent=error_exponent, init_mean=init_mean, init_std=init_std, clamp=clamp,
         n_classes=n_classes, n_train=int(X_train.shape[0]), n_features=N, backend=info.name,

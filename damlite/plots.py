@@ -578,6 +578,71 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
     return axes
 
 
+#: Line colours of the readings in :func:`plot_readings` (Okabe-Ito, in order).
+_READING_COLORS = ("blue", "vermillion", "green", "orange", "purple", "sky")
+
+
+def plot_readings(readings, *, N=100, axes=None):
+    """The good region against n for both networks under several readings of the experiment.
+
+    ``readings`` maps a label to summary rows (:func:`damlite.experiments.summarize`,
+    one grid). Left: the centre of the good cells in 1/T on the normalized scale
+    (the original's 1/T times N), band = their range; right: the fraction of the grid
+    that is good. Solid: normalized; dashed, open markers: original. A reading whose
+    original network has no good cell at some n leaves a gap there.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), constrained_layout=True)
+    for k, (label, rows) in enumerate(readings.items()):
+        color = OKABE_ITO[_READING_COLORS[k % len(_READING_COLORS)]]
+        for variant, style in (("normalized", dict(linestyle="-", marker="o")),
+                               ("original", dict(linestyle="--", marker="s", markerfacecolor="none"))):
+            sel = sorted((r for r in rows if r["variant"] == variant and r.get("N", N) == N), key=lambda r: r["n"])
+            if not sel:
+                continue
+            factor = N if variant == "original" else 1
+            ns = [r["n"] for r in sel]
+            centre = [r["good_inv_temperature_center"] * factor if r["best"] <= 0.5 else np.nan for r in sel]
+            if variant == "normalized":
+                lo = [r["good_inv_temperature_min"] * factor for r in sel]
+                hi = [r["good_inv_temperature_max"] * factor for r in sel]
+                axes[0].fill_between(ns, lo, hi, color=color, alpha=0.12, linewidth=0)
+            axes[0].plot(ns, centre, color=color, label=f"{label}, {variant}", markersize=5, **style)
+            axes[1].plot(ns, [r["good_fraction"] for r in sel], color=color, markersize=5, **style)
+    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel=f"1/T' (original: 1/T × {N})")
+    axes[1].set(xlabel="interaction vertex n", ylabel="fraction of the grid that is good", ylim=(0, 1))
+    axes[0].legend(fontsize=7, loc="best")
+    for ax in axes:
+        ax.tick_params(labelsize=9)
+    return axes
+
+
+def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None):
+    """The original network's good region in convention B's 1/T (= (1/T_A)**n), against n.
+
+    ``rows`` are reading A's summary rows relabelled by :func:`damlite.claims.convention_b`;
+    the shaded band is a three-decade grid around the paper's 1e-2.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.0, 3.3), constrained_layout=True)
+    sel = sorted((r for r in rows if r["variant"] == "original"), key=lambda r: r["n"])
+    ns = [r["n"] for r in sel]
+    color = OKABE_ITO["vermillion"]
+    ax.fill_between(ns, [r["good_inv_temperature_min"] for r in sel], [r["good_inv_temperature_max"] for r in sel],
+                    color=color, alpha=0.2, linewidth=0, label="good cells (range)")
+    ax.plot(ns, [r["good_inv_temperature_center"] for r in sel], color=color, marker="s", label="centre")
+    ax.axhspan(*band, color=OKABE_ITO["blue"], alpha=0.12, label="a grid of 3 decades around 1e-2")
+    ax.axhline(1e-2, color=OKABE_ITO["blue"], linewidth=0.8, linestyle=":")
+    ax.set(yscale="log", xlabel="interaction vertex n", ylabel="original network: 1/T_B = (1/T_A)^n")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.tick_params(labelsize=9)
+    return ax
+
+
 def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax=None):
     """Fraction of grid cells where float32 and float64 give the same mean distance (within ``tolerance``)."""
     from damlite.experiments import heatmap_table  # noqa: PLC0415

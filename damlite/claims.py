@@ -1,0 +1,164 @@
+"""The paper's claims about its autoassociative sweeps, graded from summary rows.
+
+A *reading* is one way the paper's experiment may have been run; each has its
+summary rows (:func:`damlite.experiments.summarize`: one row per network and n
+with the good region's centre, range and size). :func:`grade` turns them into a
+verdict per claim: "reproduced", "partly", "not reproduced" or "not tested",
+with the numbers behind it. Tolerances are stated once, here.
+
+Readings of the original network's temperature:
+
+* **A** (Krotov & Hopfield's convention): beta = 1/T**n outside F;
+* **B** (the paper author's earliest code): beta = 1/T outside F, no power. For a
+  homogeneous F, B's 1/T is A's 1/T to the power n: :func:`convention_b` relabels
+  rows of A exactly (no new runs).
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["CLAIMS", "TOLERANCES", "convention_b", "grade", "reading_rows"]
+
+#: How close counts: "near" a value is within this factor; "stable" is a spread of the
+#: good region's centre over n of at most this many decades; "gone" is no cell within
+#: ``gone_distance`` of perfect recall; "substantial" is at least this fraction of the grid.
+TOLERANCES = {
+    "near_factor": 3.0,
+    "stable_decades": 0.5,
+    "moves_decades": 1.0,
+    "gone_distance": 0.5,
+    "substantial_fraction": 0.1,
+    "lr_ratio": 1.5,
+    "N_factor": 2.0,
+    "paper_grid_b": (1e-3, 1.0),  # a three-decade grid around the paper's 1e-2 (its grid is not given)
+}
+
+#: (key, the paper's claim in our words, the networks and n it concerns)
+CLAIMS = [
+    ("orig_location", "original: good region near 1/T = 1e-2 (n <= 5)"),
+    ("orig_lr", "original: good region near learning rate 0.5 (n <= 5)"),
+    ("orig_moves", "original: the good region moves considerably with n"),
+    ("orig_gone", "original: the good region is gone from the grid by n = 20"),
+    ("norm_stable", "normalized: the good region stays put in 1/T for n >= 10, near 1/T = 0.9"),
+    ("norm_substantial", "normalized: the good region stays substantial for large n"),
+    ("norm_lr", "normalized: the good region reaches larger learning rates than the original's"),
+    ("norm_N", "normalized: the good region does not depend on N (100 vs 250)"),
+]
+
+
+def _near(x, target, factor):
+    return target / factor <= x <= target * factor
+
+
+def _verdict(hits, total):
+    if total == 0:
+        return "not tested"
+    if hits == total:
+        return "reproduced"
+    return "partly" if hits else "not reproduced"
+
+
+def _by(rows, variant, N=100):
+    return {r["n"]: r for r in rows if r["variant"] == variant and r.get("N", N) == N}
+
+
+def convention_b(rows):
+    """Rows of reading A with the original network's 1/T relabelled as 1/T_B = (1/T_A)**n."""
+    out = []
+    for r in rows:
+        if r["variant"] != "original":
+            out.append(dict(r))
+            continue
+        n = r["n"]
+        r = dict(r)
+        for key in ("best_inv_temperature", "good_inv_temperature_min", "good_inv_temperature_max",
+                    "good_inv_temperature_center"):
+            r[key] = float(r[key]) ** n
+        out.append(r)
+    return out
+
+
+def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
+    """Verdicts for :data:`CLAIMS` from one reading's summary rows (one grid, N = 100).
+
+    ``reading="B"`` reads the original network's 1/T as 1/T_B (pass rows already
+    relabelled by :func:`convention_b`): "gone from the grid" then means the good
+    region lies outside the paper-like grid ``tol["paper_grid_b"]``.
+    ``rows_other_N``: rows at N = 250 for the N claim. Returns a list of dicts
+    (key, claim, verdict, detail).
+    """
+    orig, norm = _by(rows, "original"), _by(rows, "normalized")
+    f = tol["near_factor"]
+    out = []
+
+    def add(key, hits, total, detail):
+        text = dict(CLAIMS)[key]
+        out.append({"key": key, "claim": text, "verdict": _verdict(hits, total), "detail": detail})
+
+    small = [n for n in sorted(orig) if n <= 5]
+    ok = [n for n in small if _near(orig[n]["good_inv_temperature_center"], 1e-2, f)]
+    add("orig_location", len(ok), len(small), ", ".join(
+        f"n={n}: {orig[n]['good_inv_temperature_center']:.2g}" for n in small))
+    ok = [n for n in small if _near(orig[n]["good_learning_rate_center"], 0.5, f)]
+    add("orig_lr", len(ok), len(small), ", ".join(
+        f"n={n}: {orig[n]['good_learning_rate_center']:.2g}" for n in small))
+
+    def spread(table, ns):
+        logs = [math.log10(table[n]["good_inv_temperature_center"]) for n in ns]
+        return max(logs) - min(logs) if logs else float("nan")
+
+    ns_o = sorted(orig)
+    s_o = spread(orig, ns_o)
+    add("orig_moves", int(s_o >= tol["moves_decades"]) if ns_o else 0, 1 if len(ns_o) > 1 else 0,
+        f"centre spans {s_o:.1f} decades over n = {ns_o[0]}..{ns_o[-1]}" if len(ns_o) > 1 else "")
+
+    big = [n for n in ns_o if n >= 20]
+    if reading == "B":
+        lo, hi = tol["paper_grid_b"]
+        gone = [n for n in big if orig[n]["good_inv_temperature_max"] < lo or orig[n]["good_inv_temperature_min"] > hi]
+        detail = ", ".join(f"n={n}: good 1/T_B in [{orig[n]['good_inv_temperature_min']:.1g}, "
+                           f"{orig[n]['good_inv_temperature_max']:.1g}]" for n in big)
+    else:
+        gone = [n for n in big if orig[n]["best"] > tol["gone_distance"]]
+        detail = ", ".join(f"n={n}: best distance {orig[n]['best']:.2f}" for n in big)
+    add("orig_gone", len(gone), len(big), detail)
+
+    large = [n for n in sorted(norm) if n >= 10]
+    s_n = spread(norm, large)
+    near = [n for n in large if _near(norm[n]["good_inv_temperature_center"], 0.9, f)]
+    stable = len(large) > 1 and s_n <= tol["stable_decades"]
+    add("norm_stable", int(stable) + int(len(near) == len(large) and bool(large)), 2 if large else 0,
+        f"centre spans {s_n:.2f} decades over n = {large[0]}..{large[-1]}; centres "
+        + ", ".join(f"{norm[n]['good_inv_temperature_center']:.2g}" for n in large) if large else "")
+
+    sub = [n for n in large if norm[n]["good_fraction"] >= tol["substantial_fraction"]]
+    add("norm_substantial", len(sub), len(large),
+        ", ".join(f"n={n}: {norm[n]['good_fraction']:.2f}" for n in large))
+
+    both = [n for n in sorted(norm) if n in orig]
+    wider = [n for n in both if norm[n]["good_learning_rate_center"]
+             >= tol["lr_ratio"] * orig[n]["good_learning_rate_center"]]
+    add("norm_lr", len(wider), len(both), ", ".join(
+        f"n={n}: {norm[n]['good_learning_rate_center']:.2g} vs {orig[n]['good_learning_rate_center']:.2g}"
+        for n in both))
+
+    if rows_other_N:
+        other = _by(rows_other_N, "normalized", N=rows_other_N[0].get("N", 250))
+        common = [n for n in sorted(norm) if n in other]
+        same = [n for n in common if _near(other[n]["good_inv_temperature_center"],
+                                           norm[n]["good_inv_temperature_center"], tol["N_factor"])]
+        add("norm_N", len(same), len(common), ", ".join(
+            f"n={n}: {norm[n]['good_inv_temperature_center']:.2g} vs {other[n]['good_inv_temperature_center']:.2g}"
+            for n in common))
+    else:
+        add("norm_N", 0, 0, "not run for this reading")
+    return out
+
+
+def reading_rows(records, *, grid="coarse", dtype="float64", N=100, **match):
+    """Summary rows of the records that match (grid, dtype, N and any settings in ``match``)."""
+    from .experiments import summarize  # noqa: PLC0415
+
+    sel = [r for r in records if r["grid"] == grid and r["dtype"] == dtype and r.get("N") == N
+           and all(r.get(k) == v for k, v in match.items())]
+    return summarize(sel) if sel else []
