@@ -162,3 +162,56 @@ def reading_rows(records, *, grid="coarse", dtype="float64", N=100, **match):
     sel = [r for r in records if r["grid"] == grid and r["dtype"] == dtype and r.get("N") == N
            and all(r.get(k) == v for k, v in match.items())]
     return summarize(sel) if sel else []
+
+
+#: The readings drawn in chapter 6: label -> (result file stem, settings the records must match).
+READINGS = {
+    "A, homogeneous F": ("autoassociative-full", {"interaction": "polynomial"}),
+    "A, leak +0.01x (author's code)": ("autoassociative-leak", {"leak": "code", "epsilon": 0.01, "memories": 100}),
+    "A, leak -0.01x (paper's sign)": ("autoassociative-leak", {"leak": "paper", "epsilon": 0.01, "memories": 100}),
+    "A, leak +x (author's slope 1)": ("autoassociative-leak", {"leak": "code", "epsilon": 1.0, "memories": 100}),
+    "A, leak +0.01x, K = 20": ("autoassociative-leak", {"leak": "code", "epsilon": 0.01, "memories": 20}),
+    "A, rectified, no leak": ("autoassociative-rectified", {"interaction": "rectified_polynomial"}),
+}
+
+
+def load_readings(directory, *, grid="coarse", N=100):
+    """(records per result file, summary rows per reading) from a results directory.
+
+    Files that are absent give no records; a reading without records is left out
+    (the chapter says which). Convention B is added as "B, homogeneous F".
+    """
+    from pathlib import Path  # noqa: PLC0415
+
+    from .experiments import load_records  # noqa: PLC0415
+
+    records = {}
+    for stem, _ in READINGS.values():
+        path = Path(directory) / f"{stem}.jsonl"
+        if stem not in records:
+            records[stem] = load_records(path) if path.exists() else []
+    rows = {}
+    for label, (stem, match) in READINGS.items():
+        r = reading_rows(records[stem], grid=grid, N=N, **match)
+        if r:
+            rows[label] = r
+    if "A, homogeneous F" in rows:
+        rows["B, homogeneous F"] = convention_b(rows["A, homogeneous F"])
+    return records, rows
+
+
+def ledger_markdown(graded, *, links=None):
+    """A Markdown table: one row per claim, one column per reading (``graded``: label -> grade())."""
+    marks = {"reproduced": "reproduced", "partly": "partly", "not reproduced": "**not**", "not tested": "–"}
+    labels = list(graded)
+    head = "| claim | " + " | ".join(labels) + (" | evidence |" if links else " |")
+    rule = "|---" * (len(labels) + 1 + bool(links)) + "|"
+    lines = [head, rule]
+    for key, text in CLAIMS:
+        cells = []
+        for label in labels:
+            hit = next(g for g in graded[label] if g["key"] == key)
+            cells.append(marks[hit["verdict"]])
+        link = f" | {links.get(key, '')}" if links else ""
+        lines.append(f"| {text} | " + " | ".join(cells) + link + " |")
+    return "\n".join(lines)
