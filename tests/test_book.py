@@ -65,11 +65,11 @@ def _repository():
 def expected_install_cell() -> str:
     url, branch, *_ = _repository()
     return (
-        "# Colab and fresh machines: fetch the book (damlite and the committed results) when damlite is not importable.\n"
+        "# Colab and fresh machines: fetch the book (damlite, results) if damlite is missing.\n"
         "try:\n"
         "    import damlite\n"
         "except ImportError:\n"
-        f"    !git clone -q --depth 1 --branch {branch} {url}.git damlite-book\n"
+        f"    !git clone -q --depth 1 -b {branch} {url}.git damlite-book\n"
         '    %pip install -q "./damlite-book[gpu]"\n'
         "    %cd damlite-book/book\n"
         "    import damlite\n"
@@ -278,3 +278,66 @@ def test_workflow_builds_strictly_and_checks_the_site():
     assert "pip install -r requirements.txt" in text
     assert "../shared" not in text
     assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
+
+
+# --- every page clean (issue 11) -------------------------------------------------------
+
+NOTEBOOKS = [e for e in NOTEBOOK_ENTRIES]
+
+
+@pytest.mark.parametrize("entry", NOTEBOOKS)
+def test_code_lines_fit_the_column(entry):
+    long = [(i, line) for i, c in enumerate(_read(entry).cells) if c.cell_type == "code"
+            for line in c.source.splitlines() if len(line) > 88]
+    assert not long, f"{entry}: code lines over 88 characters (cut off on the page): {long[:3]}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_no_typed_chapter_numbers(entry):
+    if entry in MARKDOWN_PAGES:
+        texts = [_source(entry).read_text(encoding="utf-8")]
+    else:
+        texts = [c.source for c in _read(entry).cells if c.cell_type == "markdown"]
+    typed = [m.group(0) for t in texts for m in re.finditer(r"\b[Cc]hapters? \d+", t)]
+    assert not typed, f"{entry}: refer to chapters by label ({{ref}}`chap-...`), not {typed}"
+
+
+def _glue_names(nb):
+    """(names used in the prose, exact names defined, prefixes of f-string names defined)."""
+    used, exact, prefixes = set(), set(), set()
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            used |= set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", c.source))
+        elif c.cell_type == "code":
+            exact |= set(re.findall(r"glue\(\s*[\"']([\w-]+)[\"']", c.source))
+            prefixes |= set(re.findall(r"glue\(\s*f[\"']([\w-]*)\{", c.source))
+    return used, exact, prefixes
+
+
+@pytest.mark.parametrize("entry", NOTEBOOKS)
+def test_every_glued_name_is_defined(entry):
+    used, exact, prefixes = _glue_names(_read(entry))
+    missing = {u for u in used if u not in exact and not any(u.startswith(p) for p in prefixes if p)}
+    assert not missing, f"{entry}: {{glue}} names used but never glued: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_chapter_has_a_label(entry):
+    if entry in MARKDOWN_PAGES:
+        return
+    first = _read(entry).cells[0].source.lstrip()
+    assert re.match(r"\(chap-[\w-]+\)=\n# ", first), f"{entry}: start with a '(chap-...)=' label above the title"
+
+
+def test_executed_pages_are_clean():
+    """After a build (CI runs the tests first, then builds: .ci/check_pages.py repeats this then)."""
+    executed = sorted((ROOT / "_build" / "jupyter_execute").rglob("*.ipynb"))
+    if not executed:
+        pytest.skip("no executed notebooks under _build/jupyter_execute (the book is not built here)")
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("check_pages", ROOT / ".ci" / "check_pages.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    problems = [p for nb in executed for p in mod.problems(nb)]
+    assert not problems, problems[:5]

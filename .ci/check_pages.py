@@ -1,0 +1,49 @@
+#!/usr/bin/env python
+"""After the book build: every executed page is clean (no stderr, errors or warnings).
+
+    python .ci/check_pages.py [_build/jupyter_execute]
+
+Prints one line per problem and exits 1 if there is any.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+WARNING = re.compile(r"\b\w*Warning\b|Traceback \(most recent call last\)")
+
+
+def problems(path):
+    """Problems of one executed notebook, as 'file: cell N: what' lines."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    out = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        collapsed = bool(tags & {"hide-output", "remove-output", "hide-cell", "remove-cell"})
+        for o in cell.get("outputs", []):
+            kind = o.get("output_type")
+            text = "".join(o.get("text", "")) if kind == "stream" else ""
+            if kind == "error":
+                out.append(f"{path}: cell {i}: error {o.get('ename')}: {o.get('evalue', '')[:120]}")
+            elif kind == "stream" and o.get("name") == "stderr":
+                out.append(f"{path}: cell {i}: stderr output: {text.strip()[:120]!r}")
+            elif kind == "stream" and WARNING.search(text):
+                out.append(f"{path}: cell {i}: a warning in the output: {text.strip()[:120]!r}")
+            elif kind == "stream" and len(text.splitlines()) > 40 and not collapsed:
+                out.append(f"{path}: cell {i}: {len(text.splitlines())} lines of output (collapse or summarise)")
+    return out
+
+
+def main(argv=None):
+    root = Path((argv or sys.argv[1:] or ["_build/jupyter_execute"])[0])
+    found = [p for nb in sorted(root.rglob("*.ipynb")) for p in problems(nb)]
+    for line in found:
+        print(line)
+    print(f"checked {len(list(root.rglob('*.ipynb')))} executed pages: {len(found)} problems")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
