@@ -200,14 +200,14 @@ SENSITIVITY_NS = (2, 10, 20)
 def _aa_sensitivity():
     """The paper author's other choices, one at a time, on the homogeneous (polynomial) network:
     U[0, 1] initial memories; synchronous relaxation and sign(0) in {-1, keep} (same trained
-    networks, ``relax_variants``); float32."""
+    networks, ``relax_variants``); float32. 3 repeats (CPU-sized)."""
     blocks = []
     for n in SENSITIVITY_NS:
         for v in ("normalized", "original"):
-            blocks.append(autoassociative_block(v, n, "coarse", relax_variants=True))
-            blocks.append(autoassociative_block(v, n, "coarse", init="uniform", relax_variants=True))
+            blocks.append(autoassociative_block(v, n, "coarse", repeats=3, relax_variants=True))
+            blocks.append(autoassociative_block(v, n, "coarse", repeats=3, init="uniform", relax_variants=True))
     for n in SENSITIVITY_NS:
-        blocks += [autoassociative_block(v, n, "coarse", dtype="float32") for v in ("normalized", "original")]
+        blocks += [autoassociative_block(v, n, "coarse", repeats=3, dtype="float32") for v in ("normalized", "original")]
     return blocks
 
 
@@ -217,7 +217,7 @@ WIDE_GRID = (tuple(np.round(np.logspace(np.log10(0.5), 3, 14), 6)), GRIDS["fine"
 
 
 def _aa_wide():
-    return [autoassociative_block("normalized", n, "wide", grids={**GRIDS, "wide": WIDE_GRID})
+    return [autoassociative_block("normalized", n, "wide", repeats=3, grids={**GRIDS, "wide": WIDE_GRID})
             for n in (30, 40, 50, 60, 70, 80, 90, 100)]
 
 

@@ -135,6 +135,14 @@ def _mnist_quick():
             for n in (2, 5, 10, 20) for v in ("original", "normalized")]
 
 
+def _mnist_leak_quick():
+    """The quick profile with the author's leaky F (+0.01 x below 0): seconds on a CPU."""
+    return [mnist_block(v, n, "quick", data="bundled", validation_size=500, n_train=1000, memories=16, epochs=8,
+                        batch_size=100, eval_every=4, interaction="leaky_rectified_polynomial", leak="code",
+                        epsilon=0.01)
+            for n in (2, 5, 10, 20) for v in ("original", "normalized")]
+
+
 def _mnist_short():
     """The paper's grid on all 60 000 digits with 60 epochs instead of 500 (a GPU job of minutes)."""
     return [mnist_block(v, n, "paper", epochs=60, eval_every=10) for n in (2, 5, 10, 20) for v in ("normalized", "original")]
@@ -161,4 +169,5 @@ def _mnist_smoke():
 
 
 register_task("mnist", run_mnist_block, metric="f1", lower_is_better=False,
-              profiles={"quick": _mnist_quick, "short": _mnist_short, "leak-short": _mnist_leak_short, "full": _mnist_full, "smoke": _mnist_smoke})
+              profiles={"quick": _mnist_quick, "short": _mnist_short, "leak-short": _mnist_leak_short,
+                        "leak-quick": _mnist_leak_quick, "full": _mnist_full, "smoke": _mnist_smoke})
