@@ -66,15 +66,16 @@ class DenseAssociativeMemory:
     The defaults work on the paper's autoassociative task: with 40 memories,
     ``fit(patterns, epochs=300)`` on 20 random patterns of N = 100 keeps every
     bit when relaxed from the patterns (checked in the tests for n = 10 and 20).
-    Why these (measured on that task, 8 pattern sets each, in the notes of issue 9):
-    the polynomial F has no dead memories (a rectified F zeroes the gradient of a
-    memory that no pattern activates); 1/T' = 2 sits inside the normalized
-    network's good region for 3 <= n <= 20; error exponent m = 2 weights the
-    patterns that are still far from stored, which pulls spare memories onto them
-    (with m = 1 and only two memories per pattern, some patterns end with no
-    memory of their own and 4-18 % of bits fall). At n = 30, 40 memories do not
-    store 20 patterns with these settings (about 55 % of bits kept): use more
-    memories there (the sweeps use 100).
+    Why these (measured on that task, 16 pattern sets for each n in {3, 5, 10, 20,
+    30}: every bit kept in every set): memories start as weak noisy copies of
+    the training patterns (``init="patterns"``), so every pattern has memories
+    of its own from the first step. Started from noise instead (``"normal"``,
+    the sweeps' and the public codes' choice), each memory drifts to the pattern
+    it happens to start closest to; with two memories per pattern some patterns
+    get none and stay unstored (at n = 30 about 45 % of bits fall), and with a
+    rectified F a memory that no pattern activates gets no gradient at all. The
+    polynomial F has no such dead memories; 1/T' = 2 sits inside the normalized
+    network's good region for 3 <= n <= 20 in chapter 6's sweeps.
 
     Parameters
     ----------
@@ -97,8 +98,14 @@ class DenseAssociativeMemory:
         The leaky rectified polynomial's slope for x < 0: F(x) = -eps x
         (``leak="paper"``, as the paper writes it) or +eps x (``leak="code"``, as
         the paper author's code computes it).
+    init : {"patterns", "normal", "uniform"}
+        How memories start: ``"patterns"``, init_std * (a training row) plus
+        N(0, init_std**2) noise, the rows taken in a shuffled round robin so that
+        every row gets K/B memories (for a classifier the row is the input and its
+        bipolar one-hot label); ``"normal"``, N(init_mean, init_std**2) draws;
+        ``"uniform"``, U[0, 1) draws (the paper author's early code). Clipped to [-1, 1].
     init_mean, init_std : float
-        Memories start as N(init_mean, init_std**2) draws, clipped to [-1, 1].
+        Mean (``"normal"`` only) and spread of the initial memories.
     backend : {"auto", "numpy", "cupy"}
     dtype : {"float64", "float32", "float16"}
     random_state : None, int or numpy.random.Generator
@@ -133,10 +140,11 @@ class DenseAssociativeMemory:
         n=10,
         variant="normalized",
         temperature=0.5,
-        error_exponent=2,
+        error_exponent=1,
         scaling="fixed",
         epsilon=1e-2,
         leak="paper",
+        init="patterns",
         init_mean=0.0,
         init_std=0.1,
         backend="auto",
@@ -153,6 +161,7 @@ class DenseAssociativeMemory:
         self.scaling = scaling
         self.epsilon = epsilon
         self.leak = leak
+        self.init = init
         self.init_mean = init_mean
         self.init_std = init_std
         self.backend = backend
@@ -172,6 +181,8 @@ class DenseAssociativeMemory:
         m = self.error_exponent
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
             raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
+        if self.init not in ("patterns", "normal", "uniform"):
+            raise ValueError(f"init must be 'patterns', 'normal' or 'uniform', got {self.init!r}")
         check_number(self.init_mean, "init_mean", low=-1, high=1)
         check_number(self.init_std, "init_std", low=0)
         if self.memory_budget is not None:
@@ -286,10 +297,18 @@ class DenseAssociativeMemory:
                 )
         return b_in, b_out
 
-    def _init_memories(self, n_features):
+    def _init_memories(self, rows):
+        """Initial memories (see ``init``) from the training ``rows`` (B, N) in [-1, 1]."""
         rng = check_random_state(self.random_state)
-        host = np.clip(rng.normal(self.init_mean, self.init_std, size=(self.n_memories, n_features)), -1.0, 1.0)
-        self.memories_ = host
+        K, (B, N) = self.n_memories, rows.shape
+        if self.init == "patterns":
+            order = np.concatenate([rng.permutation(B) for _ in range(K // B + 1)])[:K]
+            host = self.init_std * rows[order] + rng.normal(0.0, self.init_std, size=(K, N))
+        elif self.init == "uniform":
+            host = rng.random((K, N))
+        else:
+            host = rng.normal(self.init_mean, self.init_std, size=(K, N))
+        self.memories_ = np.clip(host, -1.0, 1.0)
         return rng
 
     # --------------------------------------------------------------- memories
@@ -514,7 +533,10 @@ class DenseAssociativeMemory:
                                         axis=1)
         rng = check_random_state(self.random_state)
         if not hasattr(self, "_memories"):
-            rng = self._init_memories(N)
+            rows = to_numpy(probes).astype(np.float64)
+            if y is not None:  # a classifier's rows carry their bipolar one-hot label
+                rows[:, train_neurons] = to_numpy(targets)
+            rng = self._init_memories(rows)
         b_in, b_out = self._learning_scales(N)
         result = train_memories(
             self.memories_[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,

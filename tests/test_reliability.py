@@ -35,7 +35,7 @@ def _patterns(seed=0, B=5, N=16):
 
 def _dam(**kw):
     return DenseAssociativeMemory(**{"n_memories": 8, "interaction": "polynomial", "n": 3, "temperature": 0.5,
-                                     "error_exponent": 1,
+                                     "error_exponent": 1, "init": "normal",
                                      "backend": "numpy", "random_state": 0, **kw})
 
 
@@ -443,13 +443,25 @@ def test_the_engine_imports_no_task():
 
 
 # ---------------------------------------------------- issue 9: defaults that work
-@pytest.mark.parametrize("n", [10, 20])
+@pytest.mark.parametrize("n", [10, 20, 30])
 def test_defaults_store_the_papers_task(n):
-    """The estimator's defaults on the paper's autoassociative task keep >= 99 % of bits (3 seeds)."""
+    """The estimator's defaults on the paper's autoassociative task keep >= 99 % of bits.
+
+    Two ways of drawing the patterns, three draws each (``init="patterns"`` is what makes
+    this hold for every draw; see the class docstring)."""
     for seed in range(3):
-        rng = np.random.default_rng(500 + seed)
-        patterns = np.where(rng.random((20, 100)) < 0.5, -1.0, 1.0)
-        dam = DenseAssociativeMemory(n_memories=40, n=n, backend="numpy", random_state=seed)
-        dam.fit(patterns, epochs=300)
-        kept = np.mean(damlite.to_numpy(dam.relax(patterns, random_state=seed).states) == patterns)
-        assert kept >= 0.99, (seed, kept)
+        for patterns in (np.where(np.random.default_rng(500 + seed).random((20, 100)) < 0.5, -1.0, 1.0),
+                         np.random.default_rng(seed).choice([-1.0, 1.0], (20, 100))):
+            dam = DenseAssociativeMemory(n_memories=40, n=n, backend="numpy", random_state=seed)
+            dam.fit(patterns, epochs=300)
+            kept = np.mean(damlite.to_numpy(dam.relax(patterns, random_state=seed).states) == patterns)
+            assert kept >= 0.99, (seed, kept)
+
+
+def test_pattern_init_gives_every_row_its_memories():
+    X = _patterns(3, B=5, N=16)
+    dam = DenseAssociativeMemory(n_memories=12, n=3, backend="numpy", random_state=0, init_std=0.1)
+    dam.fit(X, epochs=1, learning_rate=1e-9)  # a negligible step: the memories are the initial ones
+    mem = damlite.to_numpy(dam.memories_)
+    owner = np.argmax(mem @ X.T, axis=1)  # each memory leans towards the row it was drawn from
+    assert sorted(np.bincount(owner, minlength=5)) == [2, 2, 2, 3, 3]
