@@ -465,3 +465,51 @@ def test_pattern_init_gives_every_row_its_memories():
     mem = damlite.to_numpy(dam.memories_)
     owner = np.argmax(mem @ X.T, axis=1)  # each memory leans towards the row it was drawn from
     assert sorted(np.bincount(owner, minlength=5)) == [2, 2, 2, 3, 3]
+
+
+def _children(pid):
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_pool_workers_die_with_a_killed_sweep(tmp_path):
+    script = (
+        "import time\n"
+        "from damlite import experiments as ex\n"
+        "def slow(block, **kw):\n"
+        "    time.sleep(60)\n"
+        "    return []\n"
+        "ex.register_task('sleepy', slow)\n"
+        "blocks = [ex.Block('sleepy', 'normalized', n, 'g', (1.0,), (0.1,), 1) for n in (1, 2, 3)]\n"
+        f"ex.run_sweep('sleepy', 'p', blocks=blocks, out_dir={str(tmp_path)!r}, workers=2,\n"
+        "             backend='numpy', progress=False)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], env=ENV, cwd=ROOT)
+    deadline = time.time() + 30
+    kids = []
+    while time.time() < deadline and len(kids) < 2:
+        time.sleep(0.2)
+        kids = _children(proc.pid)
+    assert len(kids) >= 2, "the pool did not start"
+    proc.kill()
+    proc.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
+        time.sleep(0.1)
+    alive = []
+    for k in kids:
+        try:
+            state = Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(k)
+    assert not alive, f"workers {alive} outlived the killed sweep"
