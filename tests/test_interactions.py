@@ -33,6 +33,12 @@ def test_value_and_derivative_match_mpmath(name, n):
     value, slope = F.value_and_derivative(x)
     np.testing.assert_allclose(F(x), value, rtol=1e-14, atol=0)  # x**n vs x**(n-1) * x: rounding only
     np.testing.assert_array_equal(F.derivative(x), slope)
+    _assert_matches_mpmath(F, f_ref, df_ref, x)
+
+
+def _assert_matches_mpmath(F, f_ref, df_ref, x):
+    """F and F' at ``x`` against the mpmath reference, to 1e-13 relative."""
+    value, slope = F.value_and_derivative(x)
     with mp.workdps(reference.DPS):
         want_v = np.array([float(f_ref(mpf(float(v)))) for v in x])
         want_d = np.array([float(df_ref(mpf(float(v)))) for v in x])
@@ -134,13 +140,7 @@ def test_make_interaction_errors_name_the_argument(kwargs, match):
 def test_both_leak_signs_match_mpmath(leak, epsilon, n):
     F = make_interaction("leaky_rectified_polynomial", n, epsilon, leak)
     f_ref, df_ref = reference.F_ref("leaky_rectified_polynomial", n, epsilon, leak)
-    x = np.concatenate([np.linspace(-3, 3, 61), [-1e-3, 1e-3]])
-    value, slope = F.value_and_derivative(x)
-    with mp.workdps(reference.DPS):
-        want_v = np.array([float(f_ref(mpf(float(v)))) for v in x])
-        want_d = np.array([float(df_ref(mpf(float(v)))) for v in x])
-    np.testing.assert_allclose(value, want_v, rtol=1e-13, atol=0)
-    np.testing.assert_allclose(slope, want_d, rtol=1e-13, atol=0)
+    _assert_matches_mpmath(F, f_ref, df_ref, np.concatenate([np.linspace(-3, 3, 61), [-1e-3, 1e-3]]))
 
 
 def test_leak_signs_differ_below_zero_only():
