@@ -187,6 +187,15 @@ def _aa_leak():
     return blocks
 
 
+def _aa_leak_unshifted():
+    """The original network with the author's leak at n = 20 on the normalized network's own
+    1/T values (not divided by N): what a grid shared by both networks would show."""
+    inv_t, lrs = GRIDS["coarse"]
+    grids = {**GRIDS, "unshifted": (tuple(x * 100 for x in inv_t), lrs)}
+    return [autoassociative_block("original", 20, "unshifted", grids=grids, interaction="leaky_rectified_polynomial",
+                                  leak="code", epsilon=0.01)]
+
+
 def _aa_rectified_control():
     """The leak's epsilon -> 0 limit: the (homogeneous) rectified polynomial, both networks."""
     return [autoassociative_block(v, n, "coarse", interaction="rectified_polynomial")
@@ -229,5 +238,6 @@ def _aa_smoke():
 
 
 register_task("autoassociative", run_autoassociative_block,
-              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "rectified": _aa_rectified_control,
+              profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "leak-unshifted": _aa_leak_unshifted,
+                        "rectified": _aa_rectified_control,
                         "sensitivity": _aa_sensitivity, "wide": _aa_wide, "smoke": _aa_smoke})
