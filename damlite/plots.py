@@ -510,7 +510,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     panels = [(n, v) for n in ns for v in variants]
     ncols = len(variants) if len(variants) > 1 else min(3, len(panels))
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols + 0.8, 2.5 * nrows), squeeze=False,
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(7.2, 3.1 * ncols + 0.9), 2.4 * nrows), squeeze=False,
                              constrained_layout=True)
     mesh = None
     for k, ax in enumerate(axes.flat):
@@ -535,7 +535,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
         if c == 0:
             ax.set_ylabel("inverse temperature 1/T")
     if mesh is not None:
-        fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric} to the learned pattern (lower is better)")
+        fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric}\n(lower is better)")
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
