@@ -43,26 +43,32 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
     ``curves`` maps a format name to the largest safe n for each N in ``Ns``
     (:func:`damlite.numerics.frontier_curve`); ``mark`` = (N, n, label) adds a point.
     Below a curve the original network's largest term N**n is finite in that format.
+    Sized for a 7.2-inch column; the legend sits in the empty upper right.
     """
-    ax = _axes(ax, figsize=(8.5, 4.2))
+    ax = _axes(ax, figsize=(7.2, 4.2))
+    top = 1.0
     for name, ns in curves.items():
         style = FORMAT_STYLES.get(name, {})
         ns = np.asarray(ns, dtype=float)
         ns[ns < 1] = np.nan  # not even n = 1 fits: nothing to draw on a log axis
+        if np.isfinite(ns).any():
+            top = max(top, float(np.nanmax(ns)))
         dashed = style.get("linestyle", "-") != "-"
         ax.step(Ns, ns, where="post", color=style.get("color"), linestyle=style.get("linestyle", "-"),
                 label=name, linewidth=1.5 if dashed else 2, zorder=3 if dashed else 2)
     if mark is not None:
         N, n, label = mark
         ax.plot([N], [n], marker="*", markersize=14, color=OKABE_ITO["vermillion"], linestyle="none", label=label)
+        top = max(top, float(n))
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(0.7, top * 30)  # head room for the legend
     ax.set_xlabel("network dimension N (largest similarity score)")
-    ax.set_ylabel("largest interaction vertex n with N$^n$ finite")
+    ax.set_ylabel("largest n with N$^n$ finite")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(title="format", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(loc="upper right", ncol=2, fontsize=9)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
     return ax
 
 
@@ -76,14 +82,18 @@ def _frontier_curves(formats):
 
 
 def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "float64"), *, axes=None):
-    """Two panels for one (N, n): log10 F_n(x) = n log10 x up to x = N against each format's
-    largest value, and the overflow frontier over N with (N, n) marked.
+    """Two panels for one (N, n), one above the other: log10 F_n(x) = n log10 x up to
+    x = N against each format's largest value, and the overflow frontier over N with
+    (N, n) marked.
 
     Works in log10 so that no value overflows while drawing it.
     """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
     from . import numerics  # noqa: PLC0415
 
-    axes = _axes(axes, ncols=2, figsize=(11, 4.0))
+    if axes is None:
+        _, axes = plt.subplots(2, 1, figsize=(7.2, 7.6), constrained_layout=True)
     left, right = axes
     x = np.logspace(0, np.log10(N), 200)
     left.plot(x, n * np.log10(x), color=OKABE_ITO["black"], label=f"$F_{{{n}}}(x) = x^{{{n}}}$")
@@ -99,20 +109,23 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     left.set_xscale("log")
     left.set_xlabel("similarity score x")
     left.set_ylabel("log$_{10}$ F$_n$(x)")
-    left.legend(fontsize="small")
-    left.set_title(f"N = {N:,}, n = {n}")
+    left.legend(fontsize=9, loc="center left")
+    left.set_title(f"N = {N:,}, n = {n}", fontsize=10)
     Ns, curves = _frontier_curves(tuple(formats))
     plot_overflow_frontier(Ns, curves, mark=(N, n, f"(N, n) = ({N:,}, {n})"), ax=right)
     return axes
 
 
 def plot_precision_study(study, *, axes=None, cap=10.0):
-    """Median relative error of the energy differences, and wrong signs, against n.
+    """Median relative error of the energy differences (top), and wrong signs (bottom), against n.
 
     Colour = variant (original, normalized, adaptive), line style = dtype. A median
     that is inf or NaN is drawn at ``cap`` with a cross.
     """
-    axes = _axes(axes, ncols=2, figsize=(11, 4.0))
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        _, axes = plt.subplots(2, 1, figsize=(7.2, 6.6), sharex=True, constrained_layout=True)
     colours = {"original": OKABE_ITO["vermillion"], "normalized": OKABE_ITO["blue"], "adaptive": OKABE_ITO["green"]}
     styles = {"float32": "-", "float64": ":"}
     markers = {"original": "o", "normalized": "s", "adaptive": "^"}
@@ -129,12 +142,11 @@ def plot_precision_study(study, *, axes=None, cap=10.0):
         axes[1].plot(ns, 100.0 * np.asarray(study.sign_errors[c]) / study.entries, **kw)
     axes[0].set_yscale("log")
     axes[0].axhline(cap, color="grey", linewidth=0.8)
-    axes[0].set_xlabel("interaction vertex n")
     axes[0].set_ylabel("median relative error of Δ")
-    axes[0].set_title(f"× at the top: inf/NaN (N={study.N}, K={study.K})")
+    axes[0].set_title(f"× at the top: inf/NaN (N={study.N}, K={study.K})", fontsize=10)
     axes[1].set_xlabel("interaction vertex n")
-    axes[1].set_ylabel("neurons with the wrong update sign (%)")
-    axes[1].legend(fontsize="small")
+    axes[1].set_ylabel("wrong update signs (%)")
+    axes[1].legend(fontsize=9, ncol=2)
     return axes
 
 
@@ -145,7 +157,7 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
     """
     from . import numerics  # noqa: PLC0415
 
-    ax = _axes(ax, figsize=(8.5, 4.2))
+    ax = _axes(ax, figsize=(7.2, 4.2))
     for name in formats:
         style = FORMAT_STYLES.get(name, {})
         ns = [numerics.underflow_frontier(1, name, overlap=float(x)) for x in xs]
@@ -154,14 +166,14 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
                 zorder=3 if dashed else 2)
     for label, x in (marks or {}).items():
         ax.axvline(x, color="grey", linewidth=0.8, linestyle=":")
-        ax.text(x, 0.98, " " + label, transform=ax.get_xaxis_transform(), rotation=90, fontsize="small",
-                ha="right", va="top")
+        ax.text(x, 0.02, " " + label, transform=ax.get_xaxis_transform(), rotation=90, fontsize=9,
+                ha="right", va="bottom")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("normalized similarity score x = overlap / N")
     ax.set_ylabel("largest n with x$^n$ not rounded to 0")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(title="format", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(title="format", loc="upper left", fontsize=9, title_fontsize=9)
     return ax
 
 
@@ -181,89 +193,113 @@ def plot_hopfield_capacity(result, *, alpha_c=0.138):
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     r = result
-    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(7.2, 4.2), constrained_layout=True)
     ax.plot(r["load"], r["fixed"], "o-", color=OKABE_ITO["blue"], label="pattern is an exact fixed point")
     ax.plot(r["load"], r["recovered"], "s--", color=OKABE_ITO["orange"],
             label="noisy probe retrieved (overlap ≥ 0.9)")
     ax.plot(r["load"], r["overlap"], "^:", color=OKABE_ITO["green"], label="mean overlap after relaxing")
     ax.axvline(alpha_c, color="0.3", ls="-.", lw=1.2)
-    ax.text(alpha_c, 0.03, f" P/N = {alpha_c}", color="0.3")
+    ax.text(alpha_c, 0.03, f" P/N = {alpha_c}", color="0.3", fontsize=9)
     N = r["N"]
     ax.axvline(1 / (2 * np.log(N)), color="0.6", ls="--", lw=1)
-    ax.text(1 / (2 * np.log(N)), 0.12, " 1/(2 ln N)", color="0.45")
+    ax.text(1 / (2 * np.log(N)), 0.12, " 1/(2 ln N)", color="0.45", fontsize=9)
     ax.set_xlabel("load P/N (stored patterns per neuron)")
     ax.set_ylabel("fraction of patterns / overlap")
     ax.set_ylim(-0.02, 1.05)
-    ax.set_title(f"Hebbian Hopfield network, N = {N}, {int(round(r['noise'] * 100))} % of bits flipped in probes")
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.18), fontsize=8)
+    ax.set_title(f"Hebbian network, N = {N}, {int(round(r['noise'] * 100))} % of the bits flipped in the probes",
+                 fontsize=10)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.18), fontsize=9)
     return fig
 
 
 def plot_interactions(ns=(2, 3, 4, 6), epsilon=0.1, x=None):
-    """The four interaction functions of :mod:`damlite.interactions`, several n each."""
+    """The four interaction functions of :mod:`damlite.interactions`, several n each (2 x 2 panels)."""
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     from .interactions import make_interaction  # noqa: PLC0415
 
     x = np.linspace(-1.5, 1.5, 601) if x is None else x
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), constrained_layout=True)
+    fig, grid = plt.subplots(2, 2, figsize=(7.2, 6.0), sharex=True, constrained_layout=True)
+    axes = grid.ravel()
     names = [("polynomial", "polynomial $x^n$"), ("rectified_polynomial", "rectified $\\max(x,0)^n$"),
              ("leaky_rectified_polynomial", f"leaky rectified, $\\epsilon$ = {epsilon}")]
     styles = ["-", "--", "-.", ":"]
     for ax, (name, title) in zip(axes, names):
         for i, (color, n) in enumerate(zip(_seq_colors(len(ns)), ns)):
-            ax.plot(x, make_interaction(name, n, epsilon)(x), color=color, ls=styles[i % 4], label=f"n = {n}")
-        ax.set_title(title)
+            ax.plot(x, make_interaction(name, n, epsilon)(x), color=color, ls=styles[i % 4], lw=1.8,
+                    label=f"n = {n}")
+        ax.set_title(title, fontsize=10)
         ax.set_ylim(-1.5, 3)
-    axes[3].plot(x, make_interaction("exponential")(x), color=OKABE_ITO["blue"], label="$e^x$")
-    axes[3].set_title("exponential $e^x$")
+    axes[3].plot(x, make_interaction("exponential")(x), color=OKABE_ITO["blue"], lw=1.8, label="$e^x$")
+    axes[3].set_title("exponential $e^x$", fontsize=10)
     for ax in axes:
         ax.axhline(0, color="0.8", lw=0.8)
         ax.axvline(0, color="0.8", lw=0.8)
+    for ax in grid[1]:
         ax.set_xlabel("similarity score x")
-        ax.legend(fontsize=8, loc="upper left")
-    axes[0].set_ylabel("F(x)")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("F(x)")
+    axes[1].legend(fontsize=9, loc="upper left")  # the same n in the first three panels
+    axes[3].legend(fontsize=9, loc="upper left")
     return fig
 
 
 def plot_dam_capacity(curves, capacities, theory):
-    """Left: fraction of stored patterns that are fixed points against P / P_KH(N, n).
+    """Top: fraction of stored patterns that are fixed points against P / P_KH(N, n).
 
-    Right: the measured capacity (90 % level) against N, log-log, with the
+    Bottom: the measured capacity (90 % level) against N, log-log, with the
     Krotov-Hopfield estimate N^(n-1) / (2 (2n-3)!! ln N) as lines.
     ``curves``: dicts from :func:`damlite.capacity.dam_capacity_curve`;
     ``capacities``: {(n, N): P_90}; ``theory``: callable (N, n) -> P_KH.
+    Colour = n; in the top panel the marker gives the size rank of N within its n
+    (smallest, middle, ... largest), so that the legend stays short.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.lines import Line2D  # noqa: PLC0415
 
     ns = sorted({c["n"] for c in curves})
     col = dict(zip(ns, _seq_colors(len(ns))))
-    Ns_all = sorted({c["N"] for c in curves})
-    marker = dict(zip(Ns_all, "osD^v<>ph*"))
-    fig, (a0, a1) = plt.subplots(1, 2, figsize=(12, 4.4), constrained_layout=True)
+    sizes = {n: sorted({c["N"] for c in curves if c["n"] == n}) for n in ns}
+    most = max(len(v) for v in sizes.values())
+    markers, lines = "osD^v<>ph*", ["-", "--", ":", "-."]
+    fig, (a0, a1) = plt.subplots(2, 1, figsize=(7.2, 8.0), constrained_layout=True)
     for c in curves:
-        a0.plot(c["P"] / theory(c["N"], c["n"]), c["fixed"], marker=marker[c["N"]], ms=4, color=col[c["n"]],
-                alpha=0.85, label=f"n = {c['n']}, N = {c['N']}")
+        k = sizes[c["n"]].index(c["N"])
+        a0.plot(c["P"] / theory(c["N"], c["n"]), c["fixed"], marker=markers[k % 10], ms=5, ls=lines[k % 4],
+                lw=1.3, color=col[c["n"]], alpha=0.9)
     a0.axvline(1, color="0.4", ls=":")
-    a0.axhline(0.9, color="0.7", ls="--", lw=1)
+    a0.axhline(0.9, color="0.6", ls="--", lw=1)
     a0.set_xscale("log")
     a0.set_xticks([0.25, 0.5, 1, 2, 4], labels=["1/4", "1/2", "1", "2", "4"])
     a0.minorticks_off()
-    a0.set_xlabel("P / P_KH(N, n): stored patterns over the Krotov-Hopfield estimate")
-    a0.set_ylabel("fraction of patterns that are fixed points")
-    a0.legend(fontsize=7, ncol=2)
+    a0.set_xlabel("P / P$_{KH}$(N, n): stored patterns over the Krotov-Hopfield estimate")
+    a0.set_ylabel("fraction that are fixed points")
+    by_n = [Line2D([], [], color=col[n], lw=2, label=f"n = {n} (N = {', '.join(map(str, sizes[n]))})")
+            for n in ns]
+    rank_names = ["smallest N", "middle N", "largest N"] if most == 3 else [f"N no. {k + 1}" for k in range(most)]
+    by_rank = [Line2D([], [], color="0.3", marker=markers[k % 10], ls=lines[k % 4], label=rank_names[k])
+               for k in range(most)]
+    first = a0.legend(handles=by_n, fontsize=9, loc="lower left")
+    a0.add_artist(first)
+    a0.legend(handles=by_rank, fontsize=9, loc="upper right")
+    ymax = 1.0
     for n in ns:
         pts = sorted((N, P) for (m, N), P in capacities.items() if m == n)
         Nn = np.array([p[0] for p in pts], dtype=float)
-        a1.plot(Nn, [p[1] for p in pts], "o", color=col[n], ms=7, label=f"measured, n = {n}")
+        a1.plot(Nn, [p[1] for p in pts], "o", color=col[n], ms=7)
         grid = np.geomspace(Nn.min() * 0.8, Nn.max() * 1.25, 50)
         a1.plot(grid, theory(grid, n), "-", color=col[n], lw=1.2, alpha=0.8)
-    a1.plot([], [], "-", color="0.4", label="$N^{n-1} / (2 (2n-3)!!\\, \\ln N)$")
+        ymax = max(ymax, float(np.max(theory(grid, n))), max(p[1] for p in pts))
+        a1.annotate(f"n = {n}", (grid[-1], theory(grid[-1], n)), xytext=(4, 0), textcoords="offset points",
+                    fontsize=9, va="center", color="0.2")
+    a1.plot([], [], "o", color="0.4", label="measured capacity")
+    a1.plot([], [], "-", color="0.4", label="estimate $N^{n-1} / (2 (2n-3)!!\\, \\ln N)$")
     a1.set_xscale("log")
     a1.set_yscale("log")
+    a1.set_ylim(top=ymax * 12)  # head room for the legend
     a1.set_xlabel("N (neurons)")
     a1.set_ylabel("capacity P (90 % of patterns fixed)")
-    a1.legend(fontsize=8)
+    a1.legend(fontsize=9, loc="upper left")
     return fig
 
 
@@ -273,7 +309,7 @@ def plot_recall(pattern, probe, final, *, title="", shape=None):
 
     N = np.asarray(pattern).size
     shape = shape or (int(np.sqrt(N)), -1)
-    fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.9), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.8), constrained_layout=True)
     for ax, img, t in zip(axes, (pattern, probe, final), ("stored pattern", "noisy probe", "after relaxing")):
         ax.imshow(np.asarray(img).reshape(shape), cmap="cividis", vmin=-1, vmax=1)
         ax.set_title(t, fontsize=10)
@@ -306,18 +342,19 @@ def plot_disagreement_table(rows, *, x="n", group="epsilon", panel="networks", v
     """Disagreement fractions (log y) against ``x``, one line per ``group``, one panel per ``panel``.
 
     ``rows``: list of dicts with those keys. Zero fractions are drawn as open
-    markers on the bottom edge (a log axis cannot show 0).
+    markers on the bottom edge (a log axis cannot show 0). The panels are stacked
+    (one row each, shared axes) so that the figure fits a 7.2-inch column.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     panels = list(dict.fromkeys(r[panel] for r in rows))
     groups = list(dict.fromkeys(r[group] for r in rows))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), sharey=True, squeeze=False,
-                             constrained_layout=True)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.2, 1.2 + 2.0 * len(panels)), sharex=True, sharey=True,
+                             squeeze=False, constrained_layout=True)
     positive = [r[value] for r in rows if r[value] > 0]
     floor = min(positive) / 3 if positive else 1e-4
     styles = ["o-", "s--", "^-.", "D:"]
-    for ax, p in zip(axes[0], panels):
+    for ax, p in zip(axes[:, 0], panels):
         for i, (color, g) in enumerate(zip(_seq_colors(len(groups), stop=0.65), groups)):
             sel = [r for r in rows if r[panel] == p and r[group] == g]
             xs = np.array([r[x] for r in sel], dtype=float)
@@ -325,11 +362,13 @@ def plot_disagreement_table(rows, *, x="n", group="epsilon", panel="networks", v
             ax.plot(xs, np.where(ys > 0, ys, np.nan), styles[i % 4], color=color, label=f"{group} = {g}")
             ax.plot(xs[ys == 0], np.full(int((ys == 0).sum()), floor), styles[i % 4][0], mfc="none", color=color)
         ax.set_yscale("log")
-        ax.set_xlabel(x)
-        ax.set_xticks(sorted({r[x] for r in rows}))
-        ax.set_title(str(p))
-    axes[0][0].set_ylabel("fraction of updates that disagree")
-    axes[0][-1].legend(fontsize=8)
+        ax.set_ylim(floor / 2, 1.0)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_title(str(p), fontsize=10)
+    fig.supylabel("fraction of updates that disagree", fontsize=10)
+    axes[-1, 0].set_xlabel(x)
+    axes[-1, 0].set_xticks(sorted({r[x] for r in rows}))
+    axes[0, 0].legend(fontsize=9, loc="lower right")
     return fig
 
 
@@ -343,14 +382,17 @@ SCALING_STYLES = {
 
 
 def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
-    """Left: largest |zeta_original - zeta_normalized| after each epoch (log y), one line per n.
-    Right: the normalized network's training loss per epoch (log y).
+    """Top: largest |zeta_original - zeta_normalized| after each epoch (log y), one line per n.
+    Bottom: the normalized network's training loss per epoch (log y).
 
     ``gaps`` and ``losses`` map n to arrays of shape (epochs,); ``controls`` (same
     form, optional) is drawn as thin dotted lines in the same colours. A gap of
     exactly 0 (bitwise-equal memories) is drawn as an open marker on the bottom edge.
     """
-    axes = _axes(axes, ncols=2, figsize=(11, 3.8))
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        _, axes = plt.subplots(2, 1, figsize=(7.2, 6.4), sharex=True, constrained_layout=True)
     styles = ["o-", "s--", "^-.", "D:"]
     positive = [g[g > 0].min() for g in map(np.asarray, gaps.values()) if np.any(g > 0)]
     floor = min(positive) / 10 if positive else 1e-17
@@ -358,61 +400,66 @@ def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
         g = np.asarray(gaps[n], dtype=float)
         epochs = np.arange(1, g.size + 1)
         style = styles[i % 4]
-        axes[0].plot(epochs, np.where(g > 0, g, np.nan), style, color=color, markersize=3, markevery=max(1, g.size // 12),
-                     label=f"n = {n}")
+        axes[0].plot(epochs, np.where(g > 0, g, np.nan), style, color=color, markersize=4,
+                     markevery=max(1, g.size // 12), label=f"n = {n}")
         if np.any(g == 0):
             axes[0].plot(epochs[g == 0], np.full(int((g == 0).sum()), floor), style[0], mfc="none", color=color,
-                         markersize=3)
+                         markersize=4)
         if controls is not None and n in controls:
             c = np.asarray(controls[n], dtype=float)
             axes[0].plot(epochs, np.where(c > 0, c, np.nan), ":", color=color, linewidth=1)
-        axes[1].plot(epochs, np.asarray(losses[n], dtype=float), style, color=color, markersize=3,
+        axes[1].plot(epochs, np.asarray(losses[n], dtype=float), style, color=color, markersize=4,
                      markevery=max(1, g.size // 12), label=f"n = {n}")
     axes[0].set_yscale("log")
-    axes[0].set_xlabel("epoch")
     axes[0].set_ylabel("max |ζ$_{original}$ − ζ$_{normalized}$|")
     axes[0].set_title("difference between the two networks' memories", fontsize=10)
     if controls is not None:
         axes[0].plot([], [], ":", color="0.3", linewidth=1, label="control: one-ulp nudge")
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=9, ncol=2)
     axes[1].set_yscale("log")
     axes[1].set_xlabel("epoch")
-    axes[1].set_ylabel("training loss (normalized network)")
-    axes[1].set_title("training loss", fontsize=10)
+    axes[1].set_ylabel("training loss")
+    axes[1].set_title("training loss of the normalized network", fontsize=10)
     return axes
 
 
 def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None):
-    """Which (N, n) pairs each variant trains through, one panel per variant.
+    """Which (N, n) pairs each variant trains through, one panel per variant (side by side).
 
     ``outcomes`` maps a panel title to an int array (len(Ns), len(ns)): -1 = the
     training finished with finite numbers, e >= 0 = NumericalOverflowError in epoch
     e (printed next to the cross). ``frontier`` = (N values, largest n with N**n
-    finite) adds the analytic float32 line.
+    finite) adds the analytic float32 line. The legend goes below the panels.
     """
-    axes = _axes(axes, ncols=len(outcomes), figsize=(5.2 * len(outcomes), 3.8))
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        fig, axes = plt.subplots(1, len(outcomes), figsize=(7.2, 4.0), sharey=True, squeeze=False,
+                                 constrained_layout=True)
+        axes = axes[0]
     axes = np.atleast_1d(axes)
     for ax, (title, grid) in zip(axes, outcomes.items()):
         grid = np.asarray(grid)
         for a, N in enumerate(Ns):
             for b, n in enumerate(ns):
                 if grid[a, b] < 0:
-                    ax.plot(n, N, "o", color=OKABE_ITO["blue"], markersize=7)
+                    ax.plot(n, N, "o", color=OKABE_ITO["blue"], markersize=6)
                 else:
-                    ax.plot(n, N, "X", color=OKABE_ITO["vermillion"], markersize=9)
-                    ax.annotate(str(int(grid[a, b])), (n, N), textcoords="offset points", xytext=(5, 4), fontsize=7)
+                    ax.plot(n, N, "X", color=OKABE_ITO["vermillion"], markersize=8)
+                    ax.annotate(str(int(grid[a, b])), (n, N), textcoords="offset points", xytext=(4, 3), fontsize=9)
         if frontier is not None:
-            ax.plot(frontier[1], frontier[0], "-", color="0.4", linewidth=1,
-                    label="N$^n$ = float32 max")
-        ax.plot([], [], "o", color=OKABE_ITO["blue"], label="trained (finite)")
-        ax.plot([], [], "X", color=OKABE_ITO["vermillion"], label="overflow (epoch)")
+            ax.plot(frontier[1], frontier[0], "-", color="0.4", linewidth=1)
         ax.set_yscale("log", base=2)
         ax.set_ylim(min(Ns) / 1.5, max(Ns) * 1.5)
         ax.set_xlim(0, max(ns) + 4)
         ax.set_xlabel("interaction vertex n")
-        ax.set_ylabel("neurons N")
         ax.set_title(title, fontsize=10)
-    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes[0].set_ylabel("neurons N")
+    handles = [axes[0].plot([], [], "o", color=OKABE_ITO["blue"], label="trained (finite)")[0],
+               axes[0].plot([], [], "X", color=OKABE_ITO["vermillion"], label="overflow (epoch)")[0]]
+    if frontier is not None:
+        handles.append(axes[0].plot([], [], "-", color="0.4", linewidth=1, label="N$^n$ = float32 max")[0])
+    axes[0].figure.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9)
     return axes
 
 
@@ -434,7 +481,7 @@ def plot_sign_error_rates(ns, rates, *, ax=None, title=None):
     ax.set_ylabel("updates with the wrong sign (%)")
     ax.set_ylim(-3, 103)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     if title:
         ax.set_title(title, fontsize=10)
     return ax
@@ -446,9 +493,10 @@ def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, titl
     ``deltas`` maps a scaling name to a (N,) array; ``exact_sign`` (N,) holds the
     correct update signs. Filled markers: right sign; open markers: wrong sign
     (sign(0) = +1). inf/NaN are pinned to the top edge, exact zeros to the bottom
-    edge; the grey band is the range of normal ``dtype`` numbers.
+    edge; the grey band is the range of normal ``dtype`` numbers. The legend goes
+    below the axes.
     """
-    ax = _axes(ax, figsize=(8, 4.0))
+    ax = _axes(ax, figsize=(7.2, 5.4))
     info = np.finfo(dtype)
     top, bottom = float(info.max) * 1e6, float(info.smallest_subnormal) / 1e6
     exact_sign = np.asarray(exact_sign)
@@ -467,11 +515,12 @@ def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, titl
     ax.axhspan(float(info.tiny), float(info.max), color="0.9", zorder=0, label=f"normal {dtype} numbers")
     ax.set_yscale("log")
     ax.set_ylim(bottom / 10, top * 10)
-    ax.text(0, top, "inf / NaN", fontsize=8, va="bottom")
-    ax.text(0, bottom, "exactly 0", fontsize=8, va="top")
+    edge = ax.get_yaxis_transform()  # x in axes units, y in data units: labels beside the axes
+    ax.text(1.01, top, "inf / NaN", fontsize=9, va="center", transform=edge)
+    ax.text(1.01, bottom, "exactly 0", fontsize=9, va="center", transform=edge)
     ax.set_xlabel("neuron i")
     ax.set_ylabel(f"|Δ$_i$| as computed in {dtype}")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     if title:
         ax.set_title(title, fontsize=10)
     return ax

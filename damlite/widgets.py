@@ -1,8 +1,11 @@
 """Interactive explorers for the book (ipywidgets, the ``widgets`` extra).
 
 Each explorer returns a widget; the static web pages cannot run it, so every
-chapter also draws the explorer's default figure with the matching helper in
-:mod:`damlite.plots`.
+chapter draws the explorer's default figure with the matching helper in
+:mod:`damlite.plots` in an ordinary cell, and calls the explorer in a cell tagged
+``remove-output``: the web page shows that cell's code only, while Jupyter and Colab
+run it live (an Image widget without a kernel would be an inert slider over a blank
+picture).
 """
 from __future__ import annotations
 

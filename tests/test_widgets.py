@@ -45,3 +45,23 @@ def test_recall_and_scaling_explorers_draw():
     before = image.value
     sliders[0].value = 300
     assert image.value.startswith(PNG) and image.value != before
+
+
+def test_book_explorers_run_live_only():
+    """Without a kernel an explorer is an inert slider over a blank image, so the chapters
+    call them in cells tagged ``remove-output`` (the page shows the code, Jupyter and Colab
+    run it) and draw the static figure in an ordinary cell."""
+    import json
+    import re
+    from pathlib import Path
+
+    book = Path(__file__).resolve().parents[1] / "book"
+    calls = 0
+    for path in sorted(book.glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and re.search(r"widgets\.\w+_explorer\(", source):
+                calls += 1
+                tags = cell["metadata"].get("tags", [])
+                assert "remove-output" in tags, f"{path.name}: explorer cell without remove-output"
+    assert calls >= 3
