@@ -70,7 +70,7 @@ def expected_install_cell() -> str:
         "    import damlite\n"
         "except ImportError:\n"
         f"    !git clone -q --depth 1 -b {branch} {url}.git damlite-book\n"
-        '    %pip install -q "./damlite-book[gpu]"\n'
+        '    %pip install -q "./damlite-book[gpu,book]"\n'
         "    %cd damlite-book/book\n"
         "    import damlite\n"
         "print(damlite.backend_info())"
