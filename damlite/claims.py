@@ -131,7 +131,8 @@ def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
         f"centre spans {s_n:.2f} decades over n = {large[0]}..{large[-1]}; centres "
         + ", ".join(f"{norm[n]['good_inv_temperature_center']:.2g}" for n in large) if large else "")
 
-    sub = [n for n in large if norm[n]["good_fraction"] >= tol["substantial_fraction"]]
+    sub = [n for n in large if norm[n]["good_fraction"] >= tol["substantial_fraction"]
+           and norm[n]["best"] <= tol["gone_distance"]]
     add("norm_substantial", len(sub), len(large),
         ", ".join(f"n={n}: {norm[n]['good_fraction']:.2f}" for n in large))
 

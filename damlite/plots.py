@@ -637,8 +637,9 @@ def plot_readings(readings, *, N=100, axes=None):
     ``readings`` maps a label to summary rows (:func:`damlite.experiments.summarize`,
     one grid). Left: the centre of the good cells in 1/T on the normalized scale
     (the original's 1/T times N), band = their range; right: the fraction of the grid
-    that is good. Solid: normalized; dashed, open markers: original. A reading whose
-    original network has no good cell at some n leaves a gap there.
+    that is good (0 where no cell comes within 0.5 of perfect recall). Solid:
+    normalized; dashed, open markers: original. A network with no near-perfect cell at
+    some n leaves a gap on the left.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -659,7 +660,8 @@ def plot_readings(readings, *, N=100, axes=None):
                 hi = [r["good_inv_temperature_max"] * factor for r in sel]
                 axes[0].fill_between(ns, lo, hi, color=color, alpha=0.12, linewidth=0)
             axes[0].plot(ns, centre, color=color, label=f"{label}, {variant}", markersize=5, **style)
-            axes[1].plot(ns, [r["good_fraction"] for r in sel], color=color, markersize=5, **style)
+            size = [r["good_fraction"] if r["best"] <= 0.5 else 0.0 for r in sel]  # none near perfect: 0
+            axes[1].plot(ns, size, color=color, markersize=5, **style)
     axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel=f"1/T' (original: 1/T × {N})")
     axes[1].set(xlabel="interaction vertex n", ylabel="fraction of the grid that is good", ylim=(0, 1))
     axes[0].legend(fontsize=7, loc="best")
