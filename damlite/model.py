@@ -499,7 +499,10 @@ class DenseAssociativeMemory:
             Train only these neurons' predictions (autoassociative mode): a
             slice or distinct neuron indices, e.g. ``[0, 3, 7]``.
         warm_start : bool
-            Continue from the current memories instead of re-initialising.
+            Continue from the current memories instead of re-initialising. Each call
+            starts the optimiser afresh (zero velocity, ``learning_rate`` undecayed),
+            and with an integer ``random_state`` each call shuffles the minibatches in
+            the same order: pass the decayed rate, or a Generator, to continue a schedule.
         temperature : ignored unless not None: a shortcut to set ``self.temperature``.
         progress : bool
             Show a progress bar.
