@@ -230,6 +230,13 @@ def _aa_wide():
             for n in (30, 40, 50, 60, 70, 80, 90, 100)]
 
 
+def _aa_fine250():
+    """The fine grid at N = 250 (30 patterns), normalized network first (the N claim), n = 10 and 20 first."""
+    order = (10, 20, 5, 30, 3, 2)
+    return ([autoassociative_block("normalized", n, "fine", N=250, patterns=30) for n in order]
+            + [autoassociative_block("original", n, "fine", N=250, patterns=30) for n in order])
+
+
 def _aa_smoke():
     """Seconds in all: tiny networks, for tests and CI."""
     grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
@@ -240,4 +247,4 @@ def _aa_smoke():
 register_task("autoassociative", run_autoassociative_block,
               profiles={"quick": _aa_quick, "full": _aa_full, "leak": _aa_leak, "leak-unshifted": _aa_leak_unshifted,
                         "rectified": _aa_rectified_control,
-                        "sensitivity": _aa_sensitivity, "wide": _aa_wide, "smoke": _aa_smoke})
+                        "sensitivity": _aa_sensitivity, "wide": _aa_wide, "fine250": _aa_fine250, "smoke": _aa_smoke})
