@@ -64,6 +64,9 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         return _main(args)
+    except BrokenPipeError:  # output piped into `head` and cut: not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("damlite: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
