@@ -402,11 +402,6 @@ def _parse_line(line: bytes):
     return obj if isinstance(obj, dict) and isinstance(obj.get("key"), str) else None
 
 
-def _read_lines(path: Path) -> list[dict]:
-    """Deprecated name of :func:`read_results` (kept for scripts)."""
-    return read_results(path)
-
-
 def check_out_dir(out_dir) -> Path:
     """Create ``out_dir`` if needed and check that result files can be written there (before any work)."""
     out = Path(out_dir)
