@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""After the book build: every executed page is clean (no stderr, errors or warnings).
+"""After the book build: every executed page is clean (no stderr, errors or warnings,
+no printed line wider than the column).
 
     python .ci/check_pages.py [_build/jupyter_execute]
 
@@ -12,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+WIDTH = 88  # characters a page's output block shows without a horizontal scrollbar
 WARNING = re.compile(r"\b\w*Warning\b|Traceback \(most recent call last\)")
 
 
@@ -25,6 +27,12 @@ def problems(path):
         for o in cell.get("outputs", []):
             kind = o.get("output_type")
             text = "".join(o.get("text", "")) if kind == "stream" else ""
+            data = o.get("data", {})
+            plain = "".join(data.get("text/plain", "")) if set(data) == {"text/plain"} else ""
+            wide = [line for line in (text + plain).splitlines() if len(line) > WIDTH]
+            if wide and "remove-output" not in tags:
+                out.append(f"{path}: cell {i}: {len(wide)} output lines over {WIDTH} characters: "
+                           f"{wide[0][:60]!r}...")
             if kind == "error":
                 out.append(f"{path}: cell {i}: error {o.get('ename')}: {o.get('evalue', '')[:120]}")
             elif kind == "stream" and o.get("name") == "stderr":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,8 +49,9 @@ class BackendInfo:
     device: str
     reason: str
 
-    def __str__(self) -> str:
-        return f"damlite backend: {self.name} on {self.device} ({self.reason})"
+    def __str__(self) -> str:  # wrapped to 88 columns: a terminal's or a book page's width
+        text = f"damlite backend: {self.name} on {self.device} ({self.reason})"
+        return textwrap.fill(text, 88, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 _cache: dict[str, tuple[object, BackendInfo]] = {}

@@ -341,3 +341,42 @@ def test_executed_pages_are_clean():
     spec.loader.exec_module(mod)
     problems = [p for nb in executed for p in mod.problems(nb)]
     assert not problems, problems[:5]
+
+
+def _check_pages_module():
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("check_pages", ROOT / ".ci" / "check_pages.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_page_check_flags_wide_output_and_stderr(tmp_path):
+    cells = [
+        nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output("stream", name="stdout", text="a" * 89)]),
+        nbformat.v4.new_code_cell("y", outputs=[nbformat.v4.new_output("stream", name="stdout", text="b" * 88)]),
+        nbformat.v4.new_code_cell("z", outputs=[nbformat.v4.new_output("stream", name="stderr", text="oops")]),
+    ]
+    path = tmp_path / "page.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    found = _check_pages_module().problems(path)
+    assert len(found) == 2 and "cell 0: 1 output lines over 88" in found[0] and "cell 2: stderr" in found[1]
+
+
+def test_say_wraps_to_the_column(capsys):
+    from damlite.display import say  # noqa: PLC0415
+
+    say("  " + " ".join(["word"] * 60), "tail")
+    say("short line")
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 88 and lines[-1] == "short line"
+    assert all(line.startswith("    ") for line in lines[1:-1])  # continuation: 2 more spaces
+    assert " ".join(" ".join(lines[:-1]).split()) == " ".join(["word"] * 60 + ["tail"])
+
+
+def test_sci_writes_powers_of_ten_for_prose():
+    from damlite.display import sci  # noqa: PLC0415
+
+    assert sci(3.4028235e38) == "3.4 × 10³⁸"
+    assert sci(1.1754944e-38, digits=3) == "1.18 × 10⁻³⁸"
