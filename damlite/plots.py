@@ -839,3 +839,30 @@ def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None,
     if im is not None:
         fig.colorbar(im, ax=list(axes), shrink=0.7, label="memory entry")
     return fig
+
+
+def plot_metric_profiles(curves, *, N=794, metric="f1", axes=None, ylabel="validation macro-F1"):
+    """A metric against 1/T' for several networks, one panel per learning rate.
+
+    ``curves`` maps a label to ``(records, style)``: sweep records (one n) and line
+    keywords. The original network's 1/T is multiplied by ``N`` so that every curve
+    sits on the normalized scale, where a homogeneous F makes the two networks
+    coincide. A record whose metric is missing (not finite) is drawn at 0.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    lrs = sorted({r["learning_rate"] for recs, _ in curves.values() for r in recs})
+    if axes is None:
+        _, axes = plt.subplots(1, len(lrs), figsize=(7.2, 3.2), sharey=True, constrained_layout=True)
+    axes = np.atleast_1d(axes)
+    for ax, lr in zip(axes, lrs):
+        for label, (recs, style) in curves.items():
+            sel = sorted((r for r in recs if r["learning_rate"] == lr), key=lambda r: r["inv_temperature"])
+            x = [r["inv_temperature"] * (N if r["variant"] == "original" else 1) for r in sel]
+            y = [r[metric] if r[metric] is not None else 0.0 for r in sel]
+            ax.plot(x, y, label=label, markersize=5, **style)
+        ax.set(xscale="log", xlabel=f"1/T' (original: 1/T × {N})", title=f"learning rate {lr:g}")
+        ax.title.set_fontsize(9)
+        ax.tick_params(labelsize=9)
+    axes[0].set_ylabel(ylabel)
+    return axes

@@ -235,3 +235,25 @@ def test_mnist_task_runs_through_the_sweep_machinery(tmp_path):
     before = path.read_bytes()
     ex.run_sweep("mnist", "smoke", blocks=blocks, out_dir=tmp_path, progress=False, backend="numpy")
     assert path.read_bytes() == before  # resumed: nothing left to do
+
+
+def test_metric_profiles_put_both_networks_on_the_normalized_scale():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from damlite import plots
+
+    recs = [{"variant": v, "inv_temperature": it / (794 if v == "original" else 1), "learning_rate": lr,
+             "f1": None if it == 10 else 0.5}
+            for v in ("original", "normalized") for it in (1.0, 10.0) for lr in (0.01, 0.03)]
+    axes = plots.plot_metric_profiles({
+        "original": ([r for r in recs if r["variant"] == "original"], {"linestyle": "--"}),
+        "normalized": ([r for r in recs if r["variant"] == "normalized"], {}),
+    })
+    assert len(axes) == 2
+    for line in axes[0].get_lines():
+        np.testing.assert_allclose(line.get_xdata(), [1.0, 10.0])
+        np.testing.assert_allclose(line.get_ydata(), [0.5, 0.0])  # missing metric drawn at 0
+    plt.close("all")
