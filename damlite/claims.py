@@ -124,12 +124,21 @@ def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
     add("orig_gone", len(gone), len(big), detail)
 
     large = [n for n in sorted(norm) if n >= 10]
-    s_n = spread(norm, large)
-    near = [n for n in large if _near(norm[n]["good_inv_temperature_center"], 0.9, f)]
-    stable = len(large) > 1 and s_n <= tol["stable_decades"]
-    add("norm_stable", int(stable) + int(len(near) == len(large) and bool(large)), 2 if large else 0,
-        f"centre spans {s_n:.2f} decades over n = {large[0]}..{large[-1]}; centres "
-        + ", ".join(f"{norm[n]['good_inv_temperature_center']:.2g}" for n in large) if large else "")
+    # an n passes when some cell recalls (best within gone_distance) and the good region's
+    # centre is near 0.9; the centre of cells that all fail says nothing. "reproduced" also
+    # needs the centres to stay within stable_decades of each other.
+    live = [n for n in large if norm[n]["best"] <= tol["gone_distance"]]
+    near = [n for n in live if _near(norm[n]["good_inv_temperature_center"], 0.9, f)]
+    s_n = spread(norm, live)
+    hits = len(near) - int(len(near) == len(large) and len(live) > 1 and s_n > tol["stable_decades"])
+    dead = [n for n in large if n not in live]
+    detail = ""
+    if large:
+        detail = ", ".join(f"n={n}: {norm[n]['good_inv_temperature_center']:.2g}" for n in live)
+        detail += f" (spread {s_n:.2f} decades)" if len(live) > 1 else ""
+        if dead:
+            detail += f"; no cell within {tol['gone_distance']} of perfect recall at n = {', '.join(map(str, dead))}"
+    add("norm_stable", hits, len(large), detail)
 
     sub = [n for n in large if norm[n]["good_fraction"] >= tol["substantial_fraction"]
            and norm[n]["best"] <= tol["gone_distance"]]
