@@ -366,11 +366,39 @@ class Table:
 
     __repr__ = __str__
 
+    #: Inline styles, so that the table renders with room between its cells and with
+    #: numbers such as 2.225e-308 on one line without any stylesheet (Jupyter, Colab,
+    #: the book's HTML). Header cells may wrap between words, so that a wide table
+    #: still fits the page; numeric columns are right-aligned, text columns left-aligned.
+    CELL_STYLE = "padding: 0.2em 0.6em; white-space: nowrap"
+    HEADER_STYLE = ("padding: 0.2em 0.6em; white-space: normal; vertical-align: bottom; "
+                    "border-bottom: 1px solid currentColor")
+    TABLE_STYLE = "border-collapse: collapse; margin: 0.5em 0"
+
     def _repr_html_(self):
-        head = "".join(f"<th>{h}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in self.rows)
-        cap = f"<caption>{self.caption}</caption>" if self.caption else ""
-        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        import html  # noqa: PLC0415
+
+        def numeric(value):
+            try:
+                float(str(value))
+            except ValueError:
+                return False
+            return True
+
+        align = ["right" if self.rows and all(numeric(r[i]) for r in self.rows) else "left"
+                 for i in range(len(self.header))]
+
+        def cell(tag, value, i):
+            style = self.HEADER_STYLE if tag == "th" else self.CELL_STYLE
+            return f'<{tag} style="{style}; text-align: {align[i]}">{html.escape(str(value))}</{tag}>'
+
+        head = "".join(cell("th", h, i) for i, h in enumerate(self.header))
+        body = "".join("<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>"
+                       for r in self.rows)
+        cap = (f'<caption style="caption-side: top; text-align: left; padding: 0.2em 0">'
+               f"{html.escape(self.caption)}</caption>") if self.caption else ""
+        return (f'<table style="{self.TABLE_STYLE}">{cap}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
 
 
 def frontier_table(Ns=(100, 784, 10_000), formats=FORMAT_NAMES, *, K=None) -> Table:

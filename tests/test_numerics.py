@@ -162,9 +162,29 @@ def test_frontier_table_and_curve():
     assert rows[(100, "N^n")] == [2, 19, 19, 154]
     assert rows[(10_000, "N^n")] == [1, 9, 9, 77]
     assert rows[(784, "256 N^n")][-1] == nm.overflow_frontier(784, "float64", K=256) <= 106
-    assert "<table>" in table._repr_html_() and "float64" in str(table)
+    assert "<table" in table._repr_html_() and "float64" in str(table)
     curve = nm.frontier_curve([2, 10, 100], "float64")
     assert curve.tolist() == [1023, 308, 154]
+
+
+def test_table_html_pads_cells_and_keeps_numbers_on_one_line():
+    """Without any stylesheet, every cell is padded and no data cell wraps
+    (2.225e-308 stays whole); only header cells may wrap between words."""
+    import re
+
+    table = nm.Table(["format", "smallest normal"], [["float64", "2.225e-308"], ["a<b", 1]],
+                     caption="limits & more")
+    html = table._repr_html_()
+    cells = re.findall(r'<(t[hd]) style="([^"]*)">(.*?)</\1>', html)
+    assert [tag for tag, _, _ in cells] == ["th"] * 2 + ["td"] * 4
+    for tag, style, _ in cells:
+        padding = re.search(r"padding: *([0-9.]+)", style)
+        assert padding and float(padding.group(1)) > 0
+        if tag == "td":
+            assert "white-space: nowrap" in style
+    assert [c[2] for c in cells][2:4] == ["float64", "2.225e-308"]
+    assert "text-align: right" in cells[1][1] and "text-align: left" in cells[0][1]
+    assert "a&lt;b" in html and "limits &amp; more" in html  # escaped, not markup
 
 
 # ----------------------------------------------------------------- underflow
