@@ -550,17 +550,19 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
 
     Log axes, cividis colours (dark = small distance = good), a shared colour scale
     (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
-    Missing results leave an empty panel that says so.
+    Each panel's y axis is its network's own inverse temperature: 1/T for the
+    original, 1/T' for the normalized. Missing results leave an empty panel that says so.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from damlite.experiments import heatmap_table  # noqa: PLC0415
 
+    ylabels = {"original": "1/T", "normalized": "1/T'"}
     vmax = 2 * np.sqrt(N) if vmax is None else vmax
     panels = [(n, v) for n in ns for v in variants]
     ncols = len(variants) if len(variants) > 1 else min(3, len(panels))
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(min(7.2, 3.1 * ncols + 0.9), 2.4 * nrows), squeeze=False,
-                             constrained_layout=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(7.2, 3.1 * ncols + 0.9), 2.3 * nrows + 0.3),
+                             squeeze=False, constrained_layout=True)
     mesh = None
     for k, ax in enumerate(axes.flat):
         if k >= len(panels):
@@ -579,12 +581,15 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
             i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
             ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
         ax.set_title(f"{variant}, n = {n}", fontsize=9)
+        ax.tick_params(labelsize=8)
         if r == nrows - 1 or k + ncols >= len(panels):
-            ax.set_xlabel("initial learning rate")
-        if c == 0:
-            ax.set_ylabel("inverse temperature 1/T")
+            ax.set_xlabel("initial learning rate", fontsize=9)
+        # two networks: every column is labelled (their axes differ); one network: the first column
+        if len(variants) > 1 or c == 0:
+            ax.set_ylabel(ylabels.get(variant, "1/T"), fontsize=9)
     if mesh is not None:
-        fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric}\n(lower is better)")
+        cbar = fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric}\n(lower is better)")
+        cbar.ax.tick_params(labelsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -596,14 +601,16 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
     ``rows`` come from :func:`damlite.experiments.summarize`. The original
     network's 1/T is drawn multiplied by N, which puts it on the normalized
     network's scale (the two are the same network when 1/T_orig = 1/(N T_norm)).
+    Three panels in a row at column width (7.2 in): 1/T' (centre and range), the
+    learning rate (centre), the fraction of the grid that is good; one legend below.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(11, 3.2), constrained_layout=True)
+        _, axes = plt.subplots(1, 3, figsize=(7.2, 3.0), layout="constrained")
     styles = {"original": dict(color=OKABE_ITO["vermillion"], marker="s", linestyle="--", markerfacecolor="none",
-                               markersize=10),
-              "normalized": dict(color=OKABE_ITO["blue"], marker="o", linestyle="-")}
+                               markersize=8),
+              "normalized": dict(color=OKABE_ITO["blue"], marker="o", linestyle="-", markersize=5)}
     for variant, style in styles.items():
         sel = sorted((r for r in rows if r["variant"] == variant and r["N"] == N and r["grid"] == grid
                       and r["dtype"] == dtype), key=lambda r: r["n"])
@@ -616,14 +623,18 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
         hi = [r["good_inv_temperature_max"] * factor for r in sel]
         axes[0].fill_between(ns, lo, hi, color=style["color"], alpha=0.15, linewidth=0)
         axes[0].plot(ns, [r["good_inv_temperature_center"] * factor for r in sel], label=label, **style)
-        axes[1].plot(ns, [r["good_learning_rate_center"] for r in sel], label=variant, **style)
-        axes[2].plot(ns, [r["good_fraction"] for r in sel], label=variant, **style)
-    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="1/T: centre of good cells (band: range)")
-    axes[1].set(yscale="log", xlabel="interaction vertex n", ylabel="learning rate: centre of good cells",
-                ylim=(1e-3, 1.5))
-    axes[2].set(xlabel="interaction vertex n", ylabel="fraction of good cells", ylim=(0, 1))
+        axes[1].plot(ns, [r["good_learning_rate_center"] for r in sel], **style)
+        axes[2].plot(ns, [r["good_fraction"] for r in sel], **style)
+    axes[0].set(yscale="log", ylabel="1/T' of good cells\n(centre; band: range)")
+    axes[1].set(yscale="log", ylabel="learning rate of\ngood cells (centre)", ylim=(1e-3, 1.5))
+    axes[2].set(ylabel="fraction of the grid\nthat is good", ylim=(0, 1))
     for ax in axes:
-        ax.legend(fontsize=8)
+        ax.set_xlabel("interaction vertex n", fontsize=9)
+        ax.yaxis.label.set_size(9)
+        ax.tick_params(labelsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9)
     return axes
 
 
@@ -631,7 +642,7 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
 _READING_COLORS = ("blue", "vermillion", "green", "orange", "purple", "sky")
 
 
-def plot_readings(readings, *, N=100, axes=None):
+def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None):
     """The good region against n for both networks under several readings of the experiment.
 
     ``readings`` maps a label to summary rows (:func:`damlite.experiments.summarize`,
@@ -639,47 +650,87 @@ def plot_readings(readings, *, N=100, axes=None):
     (the original's 1/T times N), band = their range; right: the fraction of the grid
     that is good (0 where no cell comes within 0.5 of perfect recall). Solid:
     normalized; dashed, open markers: original. A network with no near-perfect cell at
-    some n leaves a gap on the left.
+    some n leaves a gap on the left (point and band).
+
+    ``per_reading=False`` overlays the readings, one colour each, on ``axes`` (two
+    axes). ``per_reading=True`` gives each reading a row of two panels (``axes`` of
+    shape (len(readings), 2), made at column width when not given), colours by
+    network, the row titled by ``titles[label]`` (default: the label); the caller
+    adds one legend for the figure (the returned axes carry the labels in row 0).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), constrained_layout=True)
-    for k, (label, rows) in enumerate(readings.items()):
-        color = OKABE_ITO[_READING_COLORS[k % len(_READING_COLORS)]]
-        for variant, style in (("normalized", dict(linestyle="-", marker="o")),
-                               ("original", dict(linestyle="--", marker="s", markerfacecolor="none"))):
+    styles = {"normalized": dict(linestyle="-", marker="o"),
+              "original": dict(linestyle="--", marker="s", markerfacecolor="none")}
+    net_colors = {"normalized": OKABE_ITO["blue"], "original": OKABE_ITO["vermillion"]}
+    if per_reading:
+        if axes is None:
+            _, axes = plt.subplots(len(readings), 2, figsize=(7.2, 1.75 * len(readings) + 0.6), sharex=True,
+                                   squeeze=False, layout="constrained")
+        pairs = [tuple(row) for row in np.asarray(axes, dtype=object).reshape(len(readings), 2)]
+    else:
+        if axes is None:
+            _, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), constrained_layout=True)
+        pairs = [tuple(axes)] * len(readings)
+    for k, ((label, rows), (ax_c, ax_f)) in enumerate(zip(readings.items(), pairs)):
+        for variant, style in styles.items():
             sel = sorted((r for r in rows if r["variant"] == variant and r.get("N", N) == N), key=lambda r: r["n"])
             if not sel:
                 continue
+            color = net_colors[variant] if per_reading else OKABE_ITO[_READING_COLORS[k % len(_READING_COLORS)]]
             factor = N if variant == "original" else 1
             ns = [r["n"] for r in sel]
-            centre = [r["good_inv_temperature_center"] * factor if r["best"] <= 0.5 else np.nan for r in sel]
-            if variant == "normalized":
-                lo = [r["good_inv_temperature_min"] * factor for r in sel]
-                hi = [r["good_inv_temperature_max"] * factor for r in sel]
-                axes[0].fill_between(ns, lo, hi, color=color, alpha=0.12, linewidth=0)
-            axes[0].plot(ns, centre, color=color, label=f"{label}, {variant}", markersize=5, **style)
-            size = [r["good_fraction"] if r["best"] <= 0.5 else 0.0 for r in sel]  # none near perfect: 0
-            axes[1].plot(ns, size, color=color, markersize=5, **style)
+            ok = [r["best"] <= 0.5 for r in sel]  # cells within 0.5 of a failing best say nothing
+            centre = [r["good_inv_temperature_center"] * factor if g else np.nan for r, g in zip(sel, ok)]
+            if per_reading or variant == "normalized":
+                lo = [r["good_inv_temperature_min"] * factor if g else np.nan for r, g in zip(sel, ok)]
+                hi = [r["good_inv_temperature_max"] * factor if g else np.nan for r, g in zip(sel, ok)]
+                ax_c.fill_between(ns, lo, hi, color=color, alpha=0.12, linewidth=0)
+            name = variant if per_reading else f"{label}, {variant}"
+            if variant == "original" and per_reading:
+                name = f"original (1/T × {N})"
+            ax_c.plot(ns, centre, color=color, label=name, markersize=5, **style)
+            size = [r["good_fraction"] if g else 0.0 for r, g in zip(sel, ok)]  # none near perfect: 0
+            ax_f.plot(ns, size, color=color, markersize=5, **style)
+        if per_reading:
+            ax_c.set_title((titles or {}).get(label, label), fontsize=9, loc="left")
+            ax_c.set(yscale="log")
+            ax_c.set_ylabel("1/T' of good cells", fontsize=9)
+            ax_f.set_ylabel("fraction good", fontsize=9)
+            ax_f.set_ylim(0, 1)
+            for ax in (ax_c, ax_f):
+                ax.tick_params(labelsize=8)
+            if k == len(readings) - 1:
+                for ax in (ax_c, ax_f):
+                    ax.set_xlabel("interaction vertex n", fontsize=9)
+    if per_reading:
+        from matplotlib.ticker import LogLocator, NullFormatter  # noqa: PLC0415
+
+        lims = [ax_c.get_ylim() for ax_c, _ in pairs]
+        for ax_c, _ in pairs:  # one 1/T' scale for every row, labelled at the decades
+            ax_c.set_ylim(min(lo for lo, _ in lims), max(hi for _, hi in lims))
+            ax_c.yaxis.set_major_locator(LogLocator(base=10))
+            ax_c.yaxis.set_minor_formatter(NullFormatter())
+        return axes
     axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel=f"1/T' (original: 1/T × {N})")
     axes[1].set(xlabel="interaction vertex n", ylabel="fraction of the grid that is good", ylim=(0, 1))
-    axes[0].legend(fontsize=7, loc="best")
+    axes[0].legend(fontsize=8, loc="best")
     for ax in axes:
         ax.tick_params(labelsize=9)
     return axes
 
 
-def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None):
+def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None, legend=True):
     """The original network's good region in convention B's 1/T (= (1/T_A)**n), against n.
 
     ``rows`` are reading A's summary rows relabelled by :func:`damlite.claims.convention_b`;
-    the shaded band is a three-decade grid around the paper's 1e-2.
+    the shaded band is a three-decade grid around the paper's 1e-2. ``legend=False``
+    leaves the legend to the caller (the artists carry labels).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.0, 3.3), constrained_layout=True)
+        _, ax = plt.subplots(figsize=(6.4, 3.3), constrained_layout=True)
     sel = sorted((r for r in rows if r["variant"] == "original"), key=lambda r: r["n"])
     ns = [r["n"] for r in sel]
     color = OKABE_ITO["vermillion"]
@@ -689,7 +740,8 @@ def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None):
     ax.axhspan(*band, color=OKABE_ITO["blue"], alpha=0.12, label="a grid of 3 decades around 1e-2")
     ax.axhline(1e-2, color=OKABE_ITO["blue"], linewidth=0.8, linestyle=":")
     ax.set(yscale="log", xlabel="interaction vertex n", ylabel="original network: 1/T_B = (1/T_A)^n")
-    ax.legend(fontsize=8, loc="lower left")
+    if legend:
+        ax.legend(fontsize=8, loc="lower left")
     ax.tick_params(labelsize=9)
     return ax
 
@@ -698,7 +750,7 @@ def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax
     """Fraction of grid cells where float32 and float64 give the same mean distance (within ``tolerance``)."""
     from damlite.experiments import heatmap_table  # noqa: PLC0415
 
-    ax = _axes(ax)
+    ax = _axes(ax, figsize=(6.4, 3.4))
     xs, agree, good = [], [], []
     for n in ns:
         a = heatmap_table(records, "normalized", n, grid, dtype="float64", N=N)
@@ -713,7 +765,7 @@ def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax
     ax.plot(xs, agree, color=OKABE_ITO["blue"], marker="o", label="all cells")
     ax.plot(xs, good, color=OKABE_ITO["orange"], marker="s", linestyle="--", label="good cells (float64)")
     ax.set(xlabel="interaction vertex n", ylabel=f"cells with |Δ distance| ≤ {tolerance}", ylim=(0, 1.05))
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left")
     return ax
 
 
