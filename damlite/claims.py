@@ -155,11 +155,13 @@ def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
     if rows_other_N:
         other = _by(rows_other_N, "normalized", N=rows_other_N[0].get("N", 250))
         common = [n for n in sorted(norm) if n in other]
-        same = [n for n in common if _near(other[n]["good_inv_temperature_center"],
-                                           norm[n]["good_inv_temperature_center"], tol["N_factor"])]
+        recalls = {n for n in common
+                   if max(norm[n]["best"], other[n]["best"]) <= tol["gone_distance"]}  # at both N
+        same = [n for n in sorted(recalls) if _near(other[n]["good_inv_temperature_center"],
+                                                    norm[n]["good_inv_temperature_center"], tol["N_factor"])]
         add("norm_N", len(same), len(common), ", ".join(
             f"n={n}: {norm[n]['good_inv_temperature_center']:.2g} vs {other[n]['good_inv_temperature_center']:.2g}"
-            for n in common))
+            + ("" if n in recalls else " (no recalling cell at N = 100 or 250)") for n in common))
     else:
         add("norm_N", 0, 0, "not run for this reading")
     return out

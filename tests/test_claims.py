@@ -52,3 +52,10 @@ def test_the_n_claim_is_not_tested_without_rows_at_the_other_n():
 def test_centres_near_the_target_but_spread_apart_are_only_partly_stable():
     rows = [_row("original", 2, 1e-2)] + [_row("normalized", n, c) for n, c in ((10, 0.35), (20, 2.5))]
     assert _verdicts(rows)["norm_stable"] == "partly"  # both within a factor 3 of 0.9, 0.85 decades apart
+
+
+def test_the_n_claim_fails_where_either_size_has_no_recalling_cell():
+    rows = [_row("original", 2, 1e-2)] + [_row("normalized", n, 1.0) for n in (10, 20)]
+    other = [_row("normalized", 10, 1.2, N=250), _row("normalized", 20, 1.0, best=1.04, N=250)]
+    g = next(g for g in claims.grade(rows, rows_other_N=other) if g["key"] == "norm_N")
+    assert g["verdict"] == "partly" and "n=20: 1 vs 1 (no recalling cell at N = 100 or 250)" in g["detail"]
