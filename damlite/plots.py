@@ -178,7 +178,7 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
 
 
 # ------------------------------------------------------------------ capacity (chapter 2)
-def _seq_colors(k, cmap="viridis", stop=0.85):
+def _seq_colors(k, cmap="viridis", stop=0.75):
     """k colours along a perceptually uniform, colour-blind-safe colormap."""
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
