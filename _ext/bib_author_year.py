@@ -12,7 +12,7 @@ import re
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
-from pybtex.style.sorting.author_year_title import SortingStyle
+from pybtex.style.sorting import BaseSortingStyle
 
 
 def _surname(person):
@@ -22,7 +22,7 @@ def _surname(person):
 class AuthorYearLabelStyle(BaseLabelStyle):
     def format_labels(self, sorted_entries):
         for entry in sorted_entries:
-            names = [_surname(p) for p in entry.persons.get("author", entry.persons.get("editor", []))]
+            names = _names(entry)
             if len(names) > 2:
                 who = f"{names[0]} et al."
             else:
@@ -30,9 +30,20 @@ class AuthorYearLabelStyle(BaseLabelStyle):
             yield f"{who} {entry.fields.get('year', 'n.d.')}"
 
 
+def _names(entry):
+    return [_surname(p) for p in entry.persons.get("author", entry.persons.get("editor", []))]
+
+
+class AuthorYearSortingStyle(BaseSortingStyle):
+    """By the label's surnames, then year, then title: the order a reader scans the labels in."""
+
+    def sorting_key(self, entry):
+        return (" ".join(_names(entry)).lower(), entry.fields.get("year", ""), entry.fields.get("title", "").lower())
+
+
 class AuthorYearStyle(UnsrtStyle):
     default_label_style = AuthorYearLabelStyle
-    default_sorting_style = SortingStyle
+    default_sorting_style = AuthorYearSortingStyle
 
 
 def setup(app):

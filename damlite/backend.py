@@ -48,6 +48,7 @@ class BackendInfo:
     name: str
     device: str
     reason: str
+    detail: str = ""  # the underlying error, where the automatic choice fell back to NumPy
 
     def __str__(self) -> str:  # wrapped to 88 columns: a terminal's or a book page's width
         text = f"damlite backend: {self.name} on {self.device} ({self.reason})"
@@ -121,8 +122,9 @@ def get_backend(name: str | None = "auto", *, announce: bool = True):
             import array_api_compat.cupy as xp_cupy  # noqa: PLC0415
 
             result = (xp_cupy, BackendInfo("cupy", device, "CuPy found a usable GPU"))
-        except BackendUnavailableError as exc:
-            result = (xp_numpy, BackendInfo("numpy", "cpu", str(exc)))
+        except BackendUnavailableError as exc:  # the short reason on the line; the error in .detail
+            reason, _, detail = str(exc).partition(" (")
+            result = (xp_numpy, BackendInfo("numpy", "cpu", reason, detail[:-1] if detail.endswith(")") else detail))
         if announce and not _announced and not os.environ.get("DAMLITE_QUIET"):
             print(str(result[1]), file=sys.stderr)
         _announced = _announced or announce

@@ -133,7 +133,7 @@ needs_cupy_without_gpu = pytest.mark.skipif(
 def test_cupy_installed_without_gpu_falls_back_to_numpy():
     code = ("import damlite\n"
             "info = damlite.backend_info()\n"
-            "print(info.name); print(info.reason)\n"
+            "print(info.name); print(info.reason); print(info.detail)\n"
             "xp, _ = damlite.get_backend()\n"
             "import numpy as np\n"
             "dam = damlite.DenseAssociativeMemory(4, random_state=0)\n"
@@ -142,7 +142,8 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
     assert proc.returncode == 0, proc.stderr
     name, reason = proc.stdout.splitlines()[:2]
     assert name == "numpy"
-    assert "CuPy" in reason
+    assert reason == "CuPy is installed but no usable GPU"  # short; the error is in .detail
+    assert proc.stdout.splitlines()[2]  # the underlying error, for whoever asks
     assert "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) <= 1 and all(ln.startswith("damlite backend: numpy") for ln in lines), proc.stderr

@@ -380,3 +380,18 @@ def test_sci_writes_powers_of_ten_for_prose():
 
     assert sci(3.4028235e38) == "3.4 × 10³⁸"
     assert sci(1.1754944e-38, digits=3) == "1.18 × 10⁻³⁸"
+
+
+def test_reference_list_is_author_year_and_in_reading_order():
+    import importlib.util  # noqa: PLC0415
+
+    from pybtex.database import parse_file  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("bib_author_year", ROOT / "_ext" / "bib_author_year.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    entries = list(parse_file(ROOT / "book" / "references.bib").entries.values())
+    ordered = ext.AuthorYearSortingStyle().sort(entries)
+    labels = list(ext.AuthorYearLabelStyle().format_labels(ordered))
+    assert labels.index("Krotov and Hopfield 2016") < labels.index("Krotov and Hopfield 2018")
+    assert "McAlister et al. 2024" in labels and all(label[-4:].isdigit() for label in labels)
