@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["CLAIMS", "TOLERANCES", "convention_b", "grade", "reading_rows"]
+__all__ = ["CLAIMS", "SHORT", "TOLERANCES", "convention_b", "grade", "ledger_markdown", "reading_rows"]
 
 #: How close counts: "near" a value is within this factor; "stable" is a spread of the
 #: good region's centre over n of at most this many decades; "gone" is no cell within
@@ -39,11 +39,24 @@ CLAIMS = [
     ("orig_lr", "original: good region near learning rate 0.5 (n <= 5)"),
     ("orig_moves", "original: the good region moves considerably with n"),
     ("orig_gone", "original: the good region is gone from the grid by n = 20"),
-    ("norm_stable", "normalized: the good region stays put in 1/T for n >= 10, near 1/T = 0.9"),
+    ("norm_stable", "normalized: the good region stays put in 1/T' for n >= 10, near 1/T' = 0.9"),
     ("norm_substantial", "normalized: the good region stays substantial for large n"),
     ("norm_lr", "normalized: the good region reaches larger learning rates than the original's"),
     ("norm_N", "normalized: the good region does not depend on N (100 vs 250)"),
 ]
+
+#: A short label per claim, for the rows of :func:`ledger_markdown` (the full text is
+#: listed under the table).
+SHORT = {
+    "orig_location": "orig.: 1/T near 1e-2",
+    "orig_lr": "orig.: rate near 0.5",
+    "orig_moves": "orig.: moves with n",
+    "orig_gone": "orig.: gone by n = 20",
+    "norm_stable": "norm.: stays near 0.9",
+    "norm_substantial": "norm.: substantial",
+    "norm_lr": "norm.: larger rates",
+    "norm_N": "norm.: same for any N",
+}
 
 
 def _near(x, target, factor):
@@ -140,10 +153,12 @@ def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
             detail += f"; no cell within {tol['gone_distance']} of perfect recall at n = {', '.join(map(str, dead))}"
     add("norm_stable", hits, len(large), detail)
 
-    sub = [n for n in large if norm[n]["good_fraction"] >= tol["substantial_fraction"]
-           and norm[n]["best"] <= tol["gone_distance"]]
-    add("norm_substantial", len(sub), len(large),
-        ", ".join(f"n={n}: {norm[n]['good_fraction']:.2f}" for n in large))
+    # an n counts only where some cell recalls: the cells within gone_distance of a best
+    # cell that itself fails are not a good region, whatever fraction of the grid they cover
+    sub = [n for n in live if norm[n]["good_fraction"] >= tol["substantial_fraction"]]
+    add("norm_substantial", len(sub), len(large), ", ".join(
+        f"n={n}: {norm[n]['good_fraction']:.2f}" if n in live else f"n={n}: no recall"
+        for n in large))
 
     both = [n for n in sorted(norm) if n in orig]
     wider = [n for n in both if norm[n]["good_learning_rate_center"]
@@ -212,18 +227,35 @@ def load_readings(directory, *, grid="coarse", N=100):
     return records, rows
 
 
-def ledger_markdown(graded, *, links=None):
-    """A Markdown table: one row per claim, one column per reading (``graded``: label -> grade())."""
+def ledger_markdown(graded, *, headers=None, links=None, full_claims=True):
+    """A Markdown table: one row per claim (its :data:`SHORT` label), one column per reading.
+
+    ``graded``: label -> :func:`grade` output. ``headers``: label -> a short column
+    heading (default: the label); when given, a line under the table says which reading
+    each heading stands for. The full text of every claim follows as a list, so the
+    table stays narrow (short cells, no long headings); ``full_claims=False`` leaves the
+    list out (a second table on a page that already shows it). ``links``: claim key ->
+    text of an extra "evidence" column.
+    """
     marks = {"reproduced": "reproduced", "partly": "partly", "not reproduced": "**not**", "not tested": "–"}
     labels = list(graded)
-    head = "| claim | " + " | ".join(labels) + (" | evidence |" if links else " |")
+    heads = [(headers or {}).get(label, label) for label in labels]
+    head = "| claim | " + " | ".join(heads) + (" | evidence |" if links else " |")
     rule = "|---" * (len(labels) + 1 + bool(links)) + "|"
     lines = [head, rule]
-    for key, text in CLAIMS:
+    for key, _ in CLAIMS:
         cells = []
         for label in labels:
             hit = next(g for g in graded[label] if g["key"] == key)
             cells.append(marks[hit["verdict"]])
         link = f" | {links.get(key, '')}" if links else ""
-        lines.append(f"| {text} | " + " | ".join(cells) + link + " |")
-    return "\n".join(lines)
+        lines.append(f"| {SHORT[key]} | " + " | ".join(cells) + link + " |")
+    lines.append("")
+    if headers:
+        lines.append("Columns: " + "; ".join(
+            f"**{h}**: {label}" for h, label in zip(heads, labels) if h != label) + ".")
+        lines.append("")
+    if full_claims:
+        lines += ["The claims in full:", ""]
+        lines += [f"- *{SHORT[key]}*: {text}" for key, text in CLAIMS]
+    return "\n".join(lines).rstrip("\n")

@@ -714,34 +714,37 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
         return axes
     axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel=f"1/T' (original: 1/T × {N})")
     axes[1].set(xlabel="interaction vertex n", ylabel="fraction of the grid that is good", ylim=(0, 1))
-    axes[0].legend(fontsize=8, loc="best")
+    axes[0].legend(fontsize=9, loc="best")
     for ax in axes:
         ax.tick_params(labelsize=9)
     return axes
 
 
-def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None, legend=True):
+def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None, legend=True, color=None, label="original network"):
     """The original network's good region in convention B's 1/T (= (1/T_A)**n), against n.
 
     ``rows`` are reading A's summary rows relabelled by :func:`damlite.claims.convention_b`;
-    the shaded band is a three-decade grid around the paper's 1e-2. ``legend=False``
-    leaves the legend to the caller (the artists carry labels).
+    the shaded band is a three-decade grid around the paper's 1e-2. Black by default, so
+    that it is not taken for a reading A curve beside it; ``label`` names the curve in the
+    legend. ``legend=True`` puts the legend below the axes (clear of the data);
+    ``legend=False`` leaves it to the caller (the artists carry labels).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.3), constrained_layout=True)
+        _, ax = plt.subplots(figsize=(6.4, 3.6), constrained_layout=True)
     sel = sorted((r for r in rows if r["variant"] == "original"), key=lambda r: r["n"])
     ns = [r["n"] for r in sel]
-    color = OKABE_ITO["vermillion"]
+    color = OKABE_ITO["black"] if color is None else color
+    ax.plot(ns, [r["good_inv_temperature_center"] for r in sel], color=color, marker="s",
+            label=f"{label}: centre")
     ax.fill_between(ns, [r["good_inv_temperature_min"] for r in sel], [r["good_inv_temperature_max"] for r in sel],
-                    color=color, alpha=0.2, linewidth=0, label="good cells (range)")
-    ax.plot(ns, [r["good_inv_temperature_center"] for r in sel], color=color, marker="s", label="centre")
-    ax.axhspan(*band, color=OKABE_ITO["blue"], alpha=0.12, label="a grid of 3 decades around 1e-2")
+                    color=color, alpha=0.15, linewidth=0, label=f"{label}: range")
+    ax.axhspan(*band, color=OKABE_ITO["blue"], alpha=0.12, label="a grid of 3 decades around $10^{-2}$")
     ax.axhline(1e-2, color=OKABE_ITO["blue"], linewidth=0.8, linestyle=":")
-    ax.set(yscale="log", xlabel="interaction vertex n", ylabel="original network: 1/T_B = (1/T_A)^n")
+    ax.set(yscale="log", xlabel="interaction vertex n", ylabel="original network: $1/T_B = (1/T_A)^n$")
     if legend:
-        ax.legend(fontsize=8, loc="lower left")
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
     ax.tick_params(labelsize=9)
     return ax
 

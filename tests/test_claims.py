@@ -59,3 +59,37 @@ def test_the_n_claim_fails_where_either_size_has_no_recalling_cell():
     other = [_row("normalized", 10, 1.2, N=250), _row("normalized", 20, 1.0, best=1.04, N=250)]
     g = next(g for g in claims.grade(rows, rows_other_N=other) if g["key"] == "norm_N")
     assert g["verdict"] == "partly" and "n=20: 1 vs 1 (no recalling cell at N = 100 or 250)" in g["detail"]
+
+
+def test_substantial_counts_an_n_only_where_some_cell_recalls():
+    rows = [_row("original", 2, 1e-2)]
+    rows += [_row("normalized", 10, 0.9), _row("normalized", 20, 1.0),
+             _row("normalized", 30, 1.1, best=0.72, fraction=0.77)]  # wide, but no cell recalls
+    g = next(g for g in claims.grade(rows) if g["key"] == "norm_substantial")
+    assert g["verdict"] == "partly"
+    assert g["detail"] == "n=10: 0.30, n=20: 0.30, n=30: no recall"
+
+
+def test_the_ledger_is_narrow_with_a_legend_and_the_claims_in_full():
+    rows = [_row("original", n, 1e-2) for n in (2, 20)] + [_row("normalized", 10, 0.9)]
+    graded = {"A, homogeneous F": claims.grade(rows),
+              "A, leak +0.01x (author's code)": claims.grade(rows)}
+    text = claims.ledger_markdown(graded, headers={"A, homogeneous F": "A",
+                                                   "A, leak +0.01x (author's code)": "A + leak"})
+    lines = text.splitlines()
+    assert lines[0] == "| claim | A | A + leak |"
+    table = [line for line in lines if line.startswith("|")]
+    assert len(table) == 2 + len(claims.CLAIMS)
+    assert max(len(line) for line in table) <= 60  # short labels, short headings
+    assert "**A + leak**: A, leak +0.01x (author's code)" in text
+    for key, full in claims.CLAIMS:  # every claim's full text is still shown, under its label
+        assert f"- *{claims.SHORT[key]}*: {full}" in text
+
+
+def test_the_ledger_without_headers_uses_the_labels_and_needs_no_legend():
+    rows = [_row("original", 2, 1e-2), _row("normalized", 10, 0.9)]
+    text = claims.ledger_markdown({"fine grid": claims.grade(rows)})
+    assert text.splitlines()[0] == "| claim | fine grid |"
+    assert "Columns:" not in text
+    assert "The claims in full" not in claims.ledger_markdown({"fine grid": claims.grade(rows)},
+                                                              full_claims=False)
