@@ -878,7 +878,8 @@ def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None,
     mem = np.asarray(memories, dtype=float)[:, :n_pixels]
     nrows = -(-mem.shape[0] // ncols)
     if axes is None:
-        fig, axes = plt.subplots(nrows, ncols, figsize=(0.8 * ncols, 0.8 * nrows + 0.4), squeeze=False)
+        side = min(0.9, 7.2 / ncols)  # fill the ~7.2 in column, tiles at most 0.9 in
+        fig, axes = plt.subplots(nrows, ncols, figsize=(side * ncols, side * nrows + 0.4), squeeze=False)
     axes = np.asarray(axes).reshape(-1)
     lim = float(np.abs(mem).max()) or 1.0
     im = None
