@@ -334,19 +334,16 @@ def test_executed_pages_are_clean():
     executed = sorted((ROOT / "_build" / "jupyter_execute").rglob("*.ipynb"))
     if not executed:
         pytest.skip("no executed notebooks under _build/jupyter_execute (the book is not built here)")
-    import importlib.util  # noqa: PLC0415
-
-    spec = importlib.util.spec_from_file_location("check_pages", ROOT / ".ci" / "check_pages.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_script(ROOT / ".ci" / "check_pages.py")
     problems = [p for nb in executed for p in mod.problems(nb)]
     assert not problems, problems[:5]
 
 
-def _check_pages_module():
+def _load_script(path):
+    """Import a file that is not in a package (the CI page check, the Sphinx extension)."""
     import importlib.util  # noqa: PLC0415
 
-    spec = importlib.util.spec_from_file_location("check_pages", ROOT / ".ci" / "check_pages.py")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -360,7 +357,7 @@ def test_page_check_flags_wide_output_and_stderr(tmp_path):
     ]
     path = tmp_path / "page.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    found = _check_pages_module().problems(path)
+    found = _load_script(ROOT / ".ci" / "check_pages.py").problems(path)
     assert len(found) == 2 and "cell 0: 1 output lines over 88" in found[0] and "cell 2: stderr" in found[1]
 
 
@@ -383,13 +380,9 @@ def test_sci_writes_powers_of_ten_for_prose():
 
 
 def test_reference_list_is_author_year_and_in_reading_order():
-    import importlib.util  # noqa: PLC0415
-
     from pybtex.database import parse_file  # noqa: PLC0415
 
-    spec = importlib.util.spec_from_file_location("bib_author_year", ROOT / "_ext" / "bib_author_year.py")
-    ext = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ext)
+    ext = _load_script(ROOT / "_ext" / "bib_author_year.py")
     entries = list(parse_file(ROOT / "book" / "references.bib").entries.values())
     ordered = ext.AuthorYearSortingStyle().sort(entries)
     labels = list(ext.AuthorYearLabelStyle().format_labels(ordered))

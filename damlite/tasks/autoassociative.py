@@ -188,10 +188,9 @@ def _aa_leak():
 
 
 def _aa_leak250():
-    """The author's leak (+0.01 x) at N = 250 (30 patterns) on the coarse grid, normalized network
-    (the N claim is about it): the paper's claim that its optimum does not depend on N, under the
-    leak readings: the author's +0.01 x first, then the paper's -0.01 x. CPU-sized: 12 blocks of
-    about 8 minutes."""
+    """The N claim (the normalized optimum does not depend on N) under the leak readings: the
+    normalized network at N = 250 (30 patterns), coarse grid, with the author's +0.01 x leak,
+    then the paper's -0.01 x. CPU-sized: 12 blocks of about 8 minutes."""
     (leak, eps), (paper_leak, paper_eps), _ = LEAKS
     return [autoassociative_block("normalized", n, "coarse", N=250, patterns=30,
                                   interaction="leaky_rectified_polynomial", leak=lk, epsilon=e)

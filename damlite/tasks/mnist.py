@@ -138,11 +138,14 @@ def _mnist_quick():
             for n in (2, 5, 10, 20) for v in ("original", "normalized")]
 
 
+#: The leaky F of the paper author's MNIST code: x**n above 0, +0.01 x below (not homogeneous).
+AUTHOR_LEAK = {"interaction": "leaky_rectified_polynomial", "leak": "code", "epsilon": 0.01}
+
+
 def _mnist_leak_quick():
     """The quick profile with the author's leaky F (+0.01 x below 0): seconds on a CPU."""
     return [mnist_block(v, n, "quick", data="bundled", validation_size=500, n_train=1000, memories=16, epochs=8,
-                        batch_size=100, eval_every=4, interaction="leaky_rectified_polynomial", leak="code",
-                        epsilon=0.01)
+                        batch_size=100, eval_every=4, **AUTHOR_LEAK)
             for n in (2, 5, 10, 20) for v in ("original", "normalized")]
 
 
@@ -154,16 +157,15 @@ def _mnist_short():
 def _mnist_leak_short():
     """The short profile with the leaky F the paper author's MNIST code used (+0.01 x below 0): do the
     two networks differ where the homogeneous F makes them one network? (A GPU job, like "short".)"""
-    return [mnist_block(v, n, "paper", epochs=60, eval_every=10, interaction="leaky_rectified_polynomial",
-                        leak="code", epsilon=0.01) for n in (2, 5, 10, 20) for v in ("normalized", "original")]
+    return [mnist_block(v, n, "paper", epochs=60, eval_every=10, **AUTHOR_LEAK)
+            for n in (2, 5, 10, 20) for v in ("normalized", "original")]
 
 
 def _mnist_leak_cpu():
     """The leak question on all 60 000 digits, sized for a 2-core CPU (about 35 min a block):
     n = 20, where the original's leak is (1/T)^19 times the normalized one's, 60 epochs, the
     paper's six 1/T and two learning rates; the author's leak first, then the homogeneous control."""
-    leaky = dict(interaction="leaky_rectified_polynomial", leak="code", epsilon=0.01)
-    return ([mnist_block(v, 20, "paper-lr2", epochs=60, eval_every=10, **leaky) for v in ("normalized", "original")]
+    return ([mnist_block(v, 20, "paper-lr2", epochs=60, eval_every=10, **AUTHOR_LEAK) for v in ("normalized", "original")]
             + [mnist_block(v, 20, "paper-lr2", epochs=60, eval_every=10) for v in ("normalized", "original")])
 
 
@@ -175,8 +177,7 @@ def _mnist_leak_init():
     normalized one (the original is the same network). CPU-sized: three blocks of about 15 min."""
     grid = (MNIST_GRIDS["paper"][0], (0.01,))
     init = dict(init_mean=0.0, init_std=0.1, epochs=60, eval_every=10)
-    leaky = dict(interaction="leaky_rectified_polynomial", leak="code", epsilon=0.01)
-    return ([mnist_block(v, 20, grid, **init, **leaky) for v in ("normalized", "original")]
+    return ([mnist_block(v, 20, grid, **init, **AUTHOR_LEAK) for v in ("normalized", "original")]
             + [mnist_block("normalized", 20, grid, **init)])
 
 
