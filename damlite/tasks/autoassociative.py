@@ -253,9 +253,9 @@ def _aa_scorecard():
     Coarse grid, 3 repeats; repeats 0-2 see the same patterns and initial memories as the
     full profile's control (common random numbers), so each block is compared with the
     control's repeats 0-2. One setting changed at a time: learning-rate decay 1.0;
-    momentum 0.9 and 0.5; error exponent m = 4 and 2 (m = 1 is the control); then the
-    original at n = 20 with fresh seeds (5 repeats: the "increased distance" of the
-    vanished region, replicated); last, K = 20 with the author's leak at N = 250 (the N
+    momentum 0.9 and 0.5; error exponent m = 4 and 2 (m = 1 is the control); the
+    original at n = 20 where its region vanishes (the paper's sign of the leak, fresh
+    seeds, 5 repeats; the paper's grid read as convention B); last, K = 20 with the author's leak at N = 250 (the N
     claim under the K = 20 reading).
     """
     from dataclasses import replace  # noqa: PLC0415
@@ -266,7 +266,13 @@ def _aa_scorecard():
         return [autoassociative_block(v, n, "coarse", repeats=3, **kw) for v in ("original", "normalized")]
 
     blocks += both(10, lr_decay=1.0) + both(10, momentum=0.9) + both(20, error_exponent=4)
-    blocks.append(replace(autoassociative_block("original", 20, "coarse"), base_seed=SCORECARD_SEED))
+    # the vanished region (paper, Fig. n = 20): it vanishes only under the paper's sign of the leak
+    # (replicated with fresh seeds) and under reading B (the paper's 1/T_B grid, 1/T_A = (1/T_B)**(1/n))
+    paper_leak = dict(interaction="leaky_rectified_polynomial", leak=LEAKS[1][0], epsilon=LEAKS[1][1])
+    blocks.append(replace(autoassociative_block("original", 20, "coarse", **paper_leak), base_seed=SCORECARD_SEED))
+    inv_b, lrs = GRIDS["coarse"][1], GRIDS["coarse"][1]
+    grid_b = {"paper-b": (tuple(float(f"{x ** (1 / 20) * 100:.6g}") for x in inv_b), lrs)}  # / N in the block
+    blocks.append(autoassociative_block("original", 20, "paper-b", repeats=3, grids=grid_b))
     blocks += both(10, momentum=0.5) + both(20, error_exponent=2) + both(10, error_exponent=4)
     blocks += both(3, lr_decay=1.0) + both(3, momentum=0.9) + both(3, error_exponent=4)
     (leak, eps), *_ = LEAKS
