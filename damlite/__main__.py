@@ -49,6 +49,11 @@ def _parser():
     ls.add_argument("task", nargs="?", default="autoassociative")
     ls.add_argument("--profile", default=None)
     ls.add_argument("--out", default="results")
+
+    sc = sub.add_parser("scorecard", help="grade every claim of the paper from the result files; write scorecard.json")
+    sc.add_argument("--results", default="book/results", help="directory holding autoassociative/ and mnist/")
+    sc.add_argument("--out", default=None, help="output file (default: <results>/scorecard.json)")
+    sc.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples of the repeats per verdict")
     return p
 
 
@@ -141,6 +146,15 @@ def _main(args):
             extra = " ".join(f"{k}={b.options[k]}" for k in shown if k in b.options)
             print(("done " if b.key in done else "todo ") + f"{b.variant:>10} n={b.n:<3} {b.grid:<6} {b.dtype} "
                   f"N={b.options.get('N')} G={b.n_networks} {extra}".rstrip())
+        return 0
+    if args.command == "scorecard":
+        from . import scorecard  # noqa: PLC0415
+
+        card = scorecard.build(args.results, bootstrap=args.bootstrap)
+        path = scorecard.write(card, args.out or os.path.join(args.results, "scorecard.json"))
+        for cid, _, verdict in scorecard.summary_rows(card):
+            print(f"{cid:>20}: {verdict}")
+        print(f"{path}: {len(card['claims'])} claims")
         return 0
     return 1
 

@@ -31,6 +31,7 @@ TOLERANCES = {
     "lr_ratio": 1.5,
     "N_factor": 2.0,
     "paper_grid_b": (1e-3, 1.0),  # a three-decade grid around the paper's 1e-2 (its grid is not given)
+    "mnist_f1": 0.05,  # MNIST: a cell is good within this F1 of the best cell
 }
 
 #: (key, the paper's claim in our words, the networks and n it concerns)
@@ -259,3 +260,100 @@ def ledger_markdown(graded, *, headers=None, links=None, full_claims=True):
         lines += ["The claims in full:", ""]
         lines += [f"- *{SHORT[key]}*: {text}" for key, text in CLAIMS]
     return "\n".join(lines).rstrip("\n")
+
+
+# --------------------------------------------------------------------------------------
+# The scorecard's grading rules (issue 16), stated once. `damlite.scorecard` applies them
+# to every claim of the paper; the functions below are the rules, nothing else.
+# --------------------------------------------------------------------------------------
+
+#: The rules every verdict of the scorecard follows, in the words the page prints.
+RULES = (
+    "A network *recalls* at n when its best cell (the mean over repeats) is within "
+    "0.5 of perfect recall; on MNIST there is no such floor.",
+    "The *good region* is the cells within 0.5 of the best cell's distance (0.05 of the "
+    "best F1 on MNIST); its *centre* is the geometric mean of the good cells' 1/T "
+    "(and learning rates).",
+    "A good region that touches an edge of its grid is *censored* on that edge "
+    "(invT_low, invT_high, lr_low, lr_high): its true extent lies beyond the grid.",
+    "A censored centre never passes a location claim on the censored axis; it may pass a "
+    "claim of movement or absence when the censoring can only make the measured effect "
+    "larger.",
+    "\"Near\" a value is within a factor 3; \"stable\" a spread of at most 0.5 decades; "
+    "\"moves\" at least 1 decade; \"substantial\" at least 10 % of the grid.",
+    "Grids of one claim are merged per n: an n passes when it passes on every grid that "
+    "measures it uncensored on the claim's axis; if every grid is censored it fails; grids "
+    "that disagree are listed, and the n fails.",
+    "Repeats of blocks with the same settings and grid are pooled (fresh seeds count as "
+    "more repeats); different grids are never pooled.",
+    "A verdict is *reproduced* when all m values of n pass, *partly* (k of m) when some "
+    "do, *not reproduced* when none do, *not tested* when nothing was run.",
+    "Each verdict is recomputed on bootstrap resamples of the repeats (200, seeded); the "
+    "share of resamples that give the same verdict is printed beside it.",
+    "The bottom line is *reproduced* when every reading that was run reproduces the "
+    "claim, *only under* the readings that do when some do, *partly* when the best "
+    "reading gives partly, *not reproduced* otherwise.",
+)
+
+EDGES = ("invT_low", "invT_high", "lr_low", "lr_high")
+
+
+def verdict_of(hits, total):
+    """The verdict word for k of m passing values of n (see :data:`RULES`)."""
+    return _verdict(hits, total)
+
+
+def region(z, its, lrs, *, tolerance=0.5, lower_is_better=True):
+    """The good region of one mean table ``z`` (n_T x n_lr): best, mask, centre, censoring.
+
+    A cell is good when its mean is within ``tolerance`` of the best cell's; a cell with
+    no value (a failed run) is never good. ``censored`` lists the grid edges the good
+    region touches (:data:`EDGES`). Returns a dict (``mask`` is a boolean array).
+    """
+    import numpy as np  # noqa: PLC0415
+
+    z = np.asarray(z, dtype=float)
+    its, lrs = np.asarray(its, dtype=float), np.asarray(lrs, dtype=float)
+    filled = np.where(np.isfinite(z), z, np.inf if lower_is_better else -np.inf)
+    flat = int(np.argmin(filled) if lower_is_better else np.argmax(filled))
+    i, j = np.unravel_index(flat, z.shape)
+    best = float(z[i, j])
+    mask = np.isfinite(z) & (np.abs(filled - best) <= tolerance)
+    rows, cols = np.nonzero(mask)
+    censored = [edge for edge, hit in zip(EDGES, (mask[0].any(), mask[-1].any(),
+                                                  mask[:, 0].any(), mask[:, -1].any())) if hit]
+    return {
+        "best": best, "best_inv_T": float(its[i]), "best_lr": float(lrs[j]),
+        "good_fraction": float(mask.mean()),
+        "centre_inv_T": float(np.exp(np.log(its[rows]).mean())) if len(rows) else float("nan"),
+        "centre_lr": float(np.exp(np.log(lrs[cols]).mean())) if len(cols) else float("nan"),
+        "good_inv_T": (float(its[rows].min()), float(its[rows].max())) if len(rows) else None,
+        "good_lr_max": float(lrs[cols].max()) if len(cols) else float("nan"),
+        "censored": censored, "mask": mask,
+    }
+
+
+def censored_on(entry, axis):
+    """Whether a region's centre is censored on ``axis`` ("invT" or "lr")."""
+    return any(edge.startswith(axis) for edge in entry["censored"])
+
+
+def near(x, target, factor=TOLERANCES["near_factor"]):
+    """Within ``factor`` of ``target`` (both positive)."""
+    return _near(x, target, factor)
+
+
+def merge_grids(votes):
+    """One n's verdict from several grids (see :data:`RULES`).
+
+    ``votes``: grid -> (passes, censored) for the claim's axis. Returns (passes,
+    note): the uncensored grids must all pass; disagreeing grids and an n censored
+    on every grid fail, with a note that says which.
+    """
+    clean = {g: ok for g, (ok, cens) in votes.items() if not cens}
+    if not clean:
+        return False, "censored on every grid (" + ", ".join(votes) + ")"
+    if len(set(clean.values())) > 1:
+        return False, "grids disagree: " + ", ".join(
+            f"{g} {'passes' if ok else 'fails'}" for g, ok in clean.items())
+    return next(iter(clean.values())), ""

@@ -93,3 +93,155 @@ def test_the_ledger_without_headers_uses_the_labels_and_needs_no_legend():
     assert "Columns:" not in text
     assert "The claims in full" not in claims.ledger_markdown({"fine grid": claims.grade(rows)},
                                                               full_claims=False)
+
+
+# ---------------------------------------------------------------------------------- scorecard
+import functools  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from damlite import scorecard  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "book" / "results"
+CARD = RESULTS / "scorecard.json"
+
+
+def test_region_flags_every_edge_the_good_cells_touch():
+    z = np.full((4, 5), 10.0)
+    z[0, 1:3] = 0.0  # touches the lowest 1/T only
+    r = claims.region(z, [1, 2, 3, 4], [1, 2, 3, 4, 5])
+    assert r["censored"] == ["invT_low"] and r["good_fraction"] == 2 / 20
+    z[1:, 4] = 0.2  # now also the highest 1/T and the highest rate
+    assert claims.region(z, [1, 2, 3, 4], [1, 2, 3, 4, 5])["censored"] == ["invT_low", "invT_high", "lr_high"]
+
+
+def test_merged_grids_fail_when_they_disagree_or_are_all_censored():
+    assert claims.merge_grids({"coarse": (True, True), "fine": (True, False)}) == (True, "")
+    ok, note = claims.merge_grids({"coarse": (True, False), "fine": (False, False)})
+    assert not ok and "disagree" in note
+    ok, note = claims.merge_grids({"coarse": (True, True), "fine": (True, True)})
+    assert not ok and "censored" in note
+
+
+def _reading(tables):
+    return scorecard.Reading("test", tables)
+
+
+def _table(z, its, lrs, repeats=3, noise=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    stack = np.stack([np.asarray(z, float) + noise * rng.standard_normal(np.shape(z)) for _ in range(repeats)])
+    return scorecard.Table(np.asarray(its, float), np.asarray(lrs, float), stack, ["k"] * repeats, ["f"])
+
+
+def test_a_censored_centre_never_passes_a_location_claim():
+    its, lrs = np.logspace(-3, 0, 10), np.logspace(-3, 0, 10)
+    z = np.full((10, 10), 12.0)
+    z[2:5, 3:7] = 0.0  # centred at 1/T ~ 1e-2, inside the grid
+    tables = {("original", n, "coarse", 100): _table(z, its, lrs) for n in (2, 3, 5)}
+    hits, total, _ = scorecard.orig_location(_reading(tables))
+    assert (hits, total) == (3, 3)
+    z[0, 3:7] = 0.0  # the same region now also touches the lowest 1/T: its centre is censored
+    tables[("original", 5, "coarse", 100)] = _table(z, its, lrs)
+    hits, total, per_n = scorecard.orig_location(_reading(tables))
+    assert (hits, total) == (2, 3)
+    assert [p["censored"] for p in per_n if p["n"] == 5] == [["invT_low"]]
+
+
+def test_bootstrap_agreement_is_one_for_clear_data_and_lower_for_marginal_data():
+    its, lrs = np.logspace(-3, 0, 10), np.logspace(-3, 0, 10)
+    z = np.full((10, 10), 12.0)
+    z[3:5, 3:6] = 0.0
+    clear = {("original", n, "coarse", 100): _table(z, its, lrs) for n in (2, 3, 5)}
+    g = scorecard._grade(scorecard.orig_location, _reading(clear), bootstrap=50)
+    assert g["verdict"] == "reproduced" and g["bootstrap_same"] == 1.0
+    z2 = np.full((10, 10), 12.0)
+    z2[3, 4] = 0.5  # at n = 5 one cell sits at the recall threshold
+    marginal = dict(clear)
+    marginal[("original", 5, "coarse", 100)] = _table(z2, its, lrs, repeats=5, noise=0.5, seed=1)
+    g = scorecard._grade(scorecard.orig_location, _reading(marginal), bootstrap=50)
+    assert g["bootstrap_same"] < 1.0
+
+
+def test_the_bottom_line_names_the_readings_that_reproduce():
+    rd = {"A": {"verdict": "not reproduced", "hits": 0, "total": 2},
+          "B": {"verdict": "reproduced", "hits": 2, "total": 2}}
+    assert scorecard._bottom_line(rd)["verdict"] == "only under B"
+    rd["B"] = {"verdict": "partly", "hits": 1, "total": 2}
+    assert scorecard._bottom_line(rd)["verdict"] == "partly"
+    assert scorecard._bottom_line({"A": {"verdict": "not tested", "hits": 0, "total": 0}})["verdict"] == "not tested"
+
+
+@pytest.mark.skipif(not CARD.exists(), reason="no committed scorecard")
+def test_the_committed_scorecard_is_not_stale():
+    """Regenerate the scorecard from the committed result files: it must equal the committed json
+    (run `python -m damlite scorecard` after adding results)."""
+    fresh = json.loads(json.dumps(scorecard.build(RESULTS), ensure_ascii=False))
+    committed = json.loads(CARD.read_text())
+    assert fresh == committed, "book/results/scorecard.json is stale: run `python -m damlite scorecard`"
+
+
+@functools.lru_cache(maxsize=None)
+def _blocks(stem):
+    """The blocks of a result file (the first copy of each key), parsed with the json module."""
+    path = RESULTS / ("mnist" if stem.startswith("mnist") else "autoassociative") / f"{stem}.jsonl"
+    out = {}
+    for line in path.read_text().splitlines():
+        block = json.loads(line)
+        out.setdefault(block["key"], block)
+    return list(out.values())
+
+
+def _recount(sources, network, n, grid, N, metric):
+    """Cell means over repeats, read with the json module and reduced in plain NumPy."""
+    cells = {}
+    for stem, match in sources:
+        for block in _blocks(stem):
+            for r in block["records"]:
+                if (r["variant"], r["n"], r["grid"], r.get("N") or 794, r["dtype"]) != (network, n, grid, N, "float64"):
+                    continue
+                if any(r.get(k) != v for k, v in match.items() if k != "grid"):
+                    continue
+                v = r[metric]
+                cells.setdefault((r["inv_temperature"], r["learning_rate"]), []).append(np.nan if v is None else v)
+    its = sorted({k[0] for k in cells})
+    lrs = sorted({k[1] for k in cells})
+    z = np.array([[np.nanmean(cells[(i, j)]) for j in lrs] for i in its])
+    return z, len(cells[(its[0], lrs[0])])
+
+
+@pytest.mark.skipif(not CARD.exists(), reason="no committed scorecard")
+def test_an_independent_recount_agrees_with_the_scorecard():
+    """best_distance / best_f1, good_fraction, repeats and the censoring flags of every per-n entry,
+    recounted from the .jsonl files without damlite."""
+    card = json.loads(CARD.read_text())
+    checked = 0
+    for claim in card["claims"]:
+        for label, graded in claim["readings"].items():
+            for p in graded["per_n"]:
+                src = card["sources"][f"{label}: {p['setting']}" if "setting" in p else label]
+                if p["grid"] == "coarse" and p["N"] == 100 and p["network"] == "normalized" \
+                        and claim["id"] == "mnist_consistent":
+                    src = card["sources"]["A"]  # the autoassociative side of the cross-task claim
+                files = [f.strip() for f in p["file"].split(",")]
+                sources = [(stem, m) for stem, m in src
+                           if stem in files and m.get("grid", p["grid"]) == p["grid"]]
+                metric = "distance" if "best_distance" in p else "f1"
+                z, repeats = _recount(sources, p["network"], p["n"], p["grid"], p["N"], metric)
+                if metric == "distance":
+                    best, tol = np.nanmin(z), 0.5
+                    assert p["best_distance"] == pytest.approx(best, rel=1e-3, abs=1e-4)
+                else:
+                    best, tol = np.nanmax(z), card["tolerances"]["mnist_f1"]
+                    assert p["best_f1"] == pytest.approx(best, rel=1e-3, abs=1e-4)
+                good = np.isfinite(z) & (np.abs(z - best) <= tol)
+                assert p["good_fraction"] == pytest.approx(good.mean(), rel=1e-3)
+                edges = [e for e, hit in zip(("invT_low", "invT_high", "lr_low", "lr_high"),
+                                             (good[0].any(), good[-1].any(), good[:, 0].any(), good[:, -1].any()))
+                         if hit]
+                assert p["censored"] == edges, (claim["id"], label, p)
+                assert p["repeats"] == repeats
+                checked += 1
+    assert checked > 100
