@@ -401,7 +401,7 @@ def headline(r):
         ok = gone and robust
         total += 1
         hits += ok
-        per_n += [public(m, ok, f"normalized {'keeps' if robust else 'has no'} a substantial region; "
+        per_n += [public(m, ok, f"normalized {'keeps a' if robust else 'has no'} substantial region; "
                                 f"original {'gone' if gone else 'still recalls'} on the paper's grid"),
                   public(o, ok)]
     return hits, total, per_n
@@ -778,10 +778,11 @@ def write(card, path="book/results/scorecard.json"):
 MARK = {"reproduced": "reproduced", "partly": "partly", "not reproduced": "**not**", "not tested": "–"}
 
 
-def _cell(g):
+def verdict_cell(g, bootstrap=True):
+    """A verdict as a table cell: ``partly (2/5, 96%)`` (k of m, bootstrap agreement)."""
     if g["verdict"] == "not tested":
         return "–"
-    boot = "" if g.get("bootstrap_same") is None else f", {g['bootstrap_same']:.0%}"
+    boot = "" if not bootstrap or g.get("bootstrap_same") is None else f", {g['bootstrap_same']:.0%}"
     return f"{MARK[g['verdict']]} ({g['hits']}/{g['total']}{boot})"
 
 
@@ -809,7 +810,7 @@ def claim_markdown(c):
         reps = sorted({p["repeats"] for p in g["per_n"]})
         if reps:
             caveat += ("; " if caveat else "") + "repeats " + "/".join(map(str, reps))
-        out.append(f"| {label} | {_cell(g)} | {caveat} |")
+        out.append(f"| {label} | {verdict_cell(g)} | {caveat} |")
     out += ["", f"**Bottom line: {c['bottom_line']['verdict']}.** {c['bottom_line']['reason']}.", ""]
     return "\n".join(out)
 
