@@ -266,6 +266,7 @@ def provenance(backend="auto", *, host=False, **extra) -> dict:
         "device": info.device,
         "numpy": np.__version__,
         "cpu_kernels": _cpu_kernels(info.name),
+        "gpu_kernels": _gpu_kernels(info.name),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if host:
@@ -291,6 +292,15 @@ def _cpu_kernels(backend_name):
     from . import cpu_kernels  # noqa: PLC0415
 
     return f"numba {cpu_kernels.numba.__version__}" if cpu_kernels.available() else "numpy"
+
+
+def _gpu_kernels(backend_name):
+    """Which GPU learning rule ran (:func:`damlite.gpu_kernels.status`); None off the GPU."""
+    if backend_name != "cupy":
+        return None
+    from . import gpu_kernels  # noqa: PLC0415
+
+    return gpu_kernels.status()
 
 
 # -------------------------------------------------------------------------- runner
