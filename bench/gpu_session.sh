@@ -86,13 +86,13 @@ fi
 export PYTHONPATH="$SITE"
 export DAMLITE_GIT_COMMIT="${DAMLITE_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
 say "damlite from: $(cd /tmp && $PY -c 'import damlite; print(damlite.__file__, damlite.__version__)' 2>&1)"
-(cd /tmp && step pytest 60 $PY -m pytest -q -x -p no:cacheprovider -o addopts="" -m "not slow" \
+(cd /tmp && step pytest "${PYTEST_LIMIT:-60}" $PY -m pytest -q -x -p no:cacheprovider -o addopts="" -m "not slow" \
    "$REPO/tests/test_gpu_kernels.py" "$REPO/tests/test_backends.py" "$REPO/tests/test_network.py" \
    "$REPO/tests/test_classification.py" -k "cupy or gpu or backend" > "$OUTDIR/gpu_pytest.log" 2>&1)
 tail -n 5 "$OUTDIR/gpu_pytest.log" | tee -a "$LOG"
 
 # 3. fused kernels vs reference path
-step check 90 $PY bench/gpu_block_epoch.py check --out "$OUTDIR" >> "$LOG" 2>&1
+step check "${CHECK_LIMIT:-90}" $PY bench/gpu_block_epoch.py check --out "$OUTDIR" >> "$LOG" 2>&1
 rc=$?
 if [ "$rc" -ne 0 ]; then
   export DAMLITE_GPU_KERNELS=reference
@@ -102,17 +102,21 @@ else
 fi
 
 # 4. one block-epoch, four ways
-step block_epoch 75 $PY bench/gpu_block_epoch.py time --out "$OUTDIR" --time-limit 55 >> "$LOG" 2>&1
+step block_epoch "${EPOCH_LIMIT:-75}" $PY bench/gpu_block_epoch.py time --out "$OUTDIR" --time-limit 55 >> "$LOG" 2>&1
 
 # 5. sweep blocks until the budget is spent
+# (the sweep writes outside $OUT: only the result files come back, not their lock files)
+SWEEP=/tmp/damlite-sweep
+rm -rf "$SWEEP"; mkdir -p "$SWEEP"
 for f in book/results/mnist/mnist-short.jsonl book/results/mnist/mnist-full.jsonl; do
-  [ -f "$f" ] && cp "$f" "$OUTDIR/mnist/"
+  [ -f "$f" ] && cp "$f" "$SWEEP/"
 done
 for profile in short full; do
   [ "$(left)" -gt 20 ] || break
-  step "sweep_$profile" $(( $(left) - 8 )) $PY -m damlite sweep mnist --profile "$profile" --out "$OUTDIR/mnist" \
+  step "sweep_$profile" $(( $(left) - 8 )) $PY -m damlite sweep mnist --profile "$profile" --out "$SWEEP" \
     --no-progress >> "$LOG" 2>&1
-  say "sweep $profile: $($PY -m damlite list mnist --profile "$profile" --out "$OUTDIR/mnist" 2>/dev/null | grep -c '^done') blocks done"
+  cp "$SWEEP"/*.jsonl "$OUTDIR/mnist/" 2>/dev/null
+  say "sweep $profile: $($PY -m damlite list mnist --profile "$profile" --out "$SWEEP" 2>/dev/null | grep -c '^done') blocks done"
 done
 
 # 6. summary

@@ -242,7 +242,9 @@ def git_state() -> tuple:
     """
     try:
         commit = _git("rev-parse", "--verify", "HEAD")
-        if commit:
+        top = _git("rev-parse", "--show-toplevel")
+        root = Path(__file__).resolve().parents[1]
+        if commit and top and Path(top).resolve() == root:  # not some other repository around an installed copy
             dirty = _git("status", "--porcelain", "--untracked-files=no", "damlite")
             return commit, (None if dirty is None else bool(dirty))
     except (OSError, subprocess.SubprocessError):

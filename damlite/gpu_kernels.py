@@ -88,8 +88,24 @@ def scalar_kernels(jit):
     return power, f_and_df
 
 
+def _import_cuda():
+    """``numba.cuda``, imported once the NumPy it expects is in place.
+
+    numba-cuda 0.30 registers an overload for ``np.row_stack`` at import, a name NumPy 2.5
+    removed (it was an alias of ``np.vstack``); without it the import fails with AttributeError.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+    from numba import cuda  # noqa: PLC0415
+
+    return cuda
+
+
 def _build():
     """The kernels, compiled on first launch (numba-cuda)."""
+    _import_cuda()
     from . import _cuda_kernels  # noqa: PLC0415
 
     return {"outputs": _cuda_kernels.outputs, "rows": _cuda_kernels.rows, "columns": _cuda_kernels.columns}
@@ -102,10 +118,9 @@ def _launch(kernel, total, *args):
 
 def _kernel_args(*arrays):
     """Arrays as numba device arrays without a stream sync (CuPy and numba share the default stream)."""
-    from numba import cuda  # noqa: PLC0415
-
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return arrays
+    cuda = _import_cuda()
     return tuple(cuda.as_cuda_array(a, sync=False) for a in arrays)
 
 
@@ -117,7 +132,8 @@ def status() -> str:
         return f"reference (the fused kernels failed: {_state['failed']})"
     try:
         import numba  # noqa: PLC0415
-        from numba import cuda  # noqa: F401, PLC0415
+
+        _import_cuda()
     except Exception as exc:  # noqa: BLE001 - any import failure means: no kernels
         return f"reference (numba-cuda does not import: {type(exc).__name__})"
     version = getattr(numba, "__version__", "?")

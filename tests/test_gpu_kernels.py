@@ -69,7 +69,7 @@ SIMULATED = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def simulated():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", DAMLITE_CPU_KERNELS="numpy", DAMLITE_QUIET="1")
-    proc = subprocess.run([sys.executable, "-W", "error", "-c", SIMULATED, os.path.dirname(__file__)],
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", SIMULATED, os.path.dirname(__file__)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
