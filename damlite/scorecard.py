@@ -230,20 +230,34 @@ def orig_lr(r):
     return _per_n(r, "original", ns, ("coarse", "fine"), test)
 
 
-def orig_moves(r):
-    ns = [n for n in r.ns("original") if recalls(r.entry("original", n))]
-    es = [r.entry("original", n) for n in ns]
-    if len(es) < 2:
-        return 0, 0, [public(e, False) for e in es]
+def _span(es):
+    """Decades spanned by the centres of ``es``, and whether censoring can only widen it."""
     logs = [math.log10(e["centre_inv_T"]) for e in es]
     lo, hi = es[int(np.argmin(logs))], es[int(np.argmax(logs))]
-    span = max(logs) - min(logs)
     certain = set(lo["censored"]) <= {"invT_low", "lr_low", "lr_high"} and \
-        set(hi["censored"]) <= {"invT_high", "lr_low", "lr_high"}  # censoring only widens the span
-    ok = span >= T["moves_decades"] and certain
-    note = f"centres span {span:.2f} decades over the n that recall" + ("" if certain else
-                                                                        " (censored against the span)")
-    return int(ok), 1, [public(e, ok, note if e is es[0] else "") for e in es]
+        set(hi["censored"]) <= {"invT_high", "lr_low", "lr_high"}
+    return max(logs) - min(logs), certain
+
+
+def orig_moves(r):
+    """One test, merged over the grids: the recalling n's centres span >= 1 decade."""
+    votes, shown = {}, []
+    for g in ("coarse", "fine"):
+        es = [r.entry("original", n, g) for n in r.ns("original", g)]
+        es = [e for e in es if recalls(e)]
+        if len(es) < 2:
+            continue
+        span, certain = _span(es)
+        ok = span >= T["moves_decades"]
+        votes[g] = (ok, not certain)
+        note = f"{g}: centres span {span:.2f} decades over the n that recall" + (
+            "" if certain else " (censored against the span)")
+        shown += [(e, note if k == 0 else "") for k, e in enumerate(es)]
+    if not votes:
+        return 0, 0, []
+    ok, merge_note = C.merge_grids(votes) if len(votes) > 1 else (
+        next(iter(votes.values()))[0] and not next(iter(votes.values()))[1], "")
+    return int(ok), 1, [public(e, ok, "; ".join(x for x in (note, merge_note) if x)) for e, note in shown]
 
 
 def orig_degrades(r):
@@ -324,8 +338,7 @@ def norm_shift_small(r):
     es = [e for e in es if recalls(e)]
     if len(es) < 2:
         return 0, 0, [public(e, False) for e in es]
-    logs = [math.log10(e["centre_inv_T"]) for e in es]
-    span = max(logs) - min(logs)
+    span, _ = _span(es)
     cens = any(C.censored_on(e, "invT") for e in es)
     ok = 0 < span <= T["moves_decades"] and not cens
     note = f"centres span {span:.2f} decades" + (" (a centre is censored)" if cens else "")
