@@ -350,6 +350,9 @@ def merge_grids(votes):
     note): the uncensored grids must all pass; disagreeing grids and an n censored
     on every grid fail, with a note that says which.
     """
+    if len(votes) == 1:
+        ok, cens = next(iter(votes.values()))
+        return ok and not cens, "censored" if cens else ""
     clean = {g: ok for g, (ok, cens) in votes.items() if not cens}
     if not clean:
         return False, "censored on every grid (" + ", ".join(votes) + ")"
