@@ -245,3 +245,20 @@ def test_an_independent_recount_agrees_with_the_scorecard():
                 assert p["repeats"] == repeats
                 checked += 1
     assert checked > 100
+
+
+def test_the_command_line_writes_a_scorecard_from_partial_results(tmp_path, capsys):
+    """Grids that are not on file yet are listed as missing and their claims are not tested;
+    the command writes the json all the same."""
+    from damlite.__main__ import main
+
+    (tmp_path / "autoassociative").mkdir()
+    (tmp_path / "mnist").mkdir()
+    lines = (RESULTS / "mnist" / "mnist-short.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "mnist" / "mnist-short.jsonl").write_text("".join(lines[:2]))  # two grids only
+    assert main(["scorecard", "--results", str(tmp_path), "--bootstrap", "0"]) == 0
+    card = json.loads((tmp_path / "scorecard.json").read_text())
+    assert len(card["measurements"]["mnist_missing"]["A, 60 epochs"]) == 6
+    verdicts = {c["id"]: c["bottom_line"]["verdict"] for c in card["claims"]}
+    assert verdicts["headline"] == "not tested" and verdicts["sec_m"] == "not tested"
+    assert "20 claims" in capsys.readouterr().out
