@@ -4,7 +4,9 @@ A *reading* is one way the paper's experiment may have been run; each has its
 summary rows (:func:`damlite.experiments.summarize`: one row per network and n
 with the good region's centre, range and size). :func:`grade` turns them into a
 verdict per claim: "reproduced", "partly", "not reproduced" or "not tested",
-with the numbers behind it. Tolerances are stated once, here.
+with the numbers behind it. Tolerances are stated once, here, and so are the
+scorecard's grading rules (:data:`RULES`, :func:`region`, :func:`merge_grids`), which
+:mod:`damlite.scorecard` applies to every claim of the paper.
 
 Readings of the original network's temperature:
 
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["CLAIMS", "SHORT", "TOLERANCES", "convention_b", "grade", "ledger_markdown", "reading_rows"]
+__all__ = ["CLAIMS", "EDGES", "RULES", "SHORT", "TOLERANCES", "censored_on", "convention_b", "grade", "ledger_markdown",
+           "merge_grids", "near", "reading_rows", "region", "verdict_of"]
 
 #: How close counts: "near" a value is within this factor; "stable" is a spread of the
 #: good region's centre over n of at most this many decades; "gone" is no cell within
