@@ -86,7 +86,7 @@ def train_memories(
     losses = np.zeros((epochs, G))
     lr_trace = np.zeros((epochs, G))
     start = time.perf_counter()
-    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=False)
+    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
     with quiet_numpy():
         for epoch in bar:
             lr_dev = per_network_scalar(lr, xp, G, dtype, device=device)

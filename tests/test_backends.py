@@ -18,6 +18,9 @@ from damlite.interactions import make_interaction
 from damlite.network import energy_difference, loss_and_gradient, relax
 from damlite.training import train_memories
 
+#: How the backend line starts: the package and its version, then the backend.
+PREFIX = f"damlite {damlite.__version__}, backend:"
+
 
 def _problem(seed=0, G=2, K=5, N=8, B=4):
     rng = np.random.default_rng(seed)
@@ -146,7 +149,7 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
     assert proc.stdout.splitlines()[2]  # the underlying error, for whoever asks
     assert "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) <= 1 and all(ln.startswith("damlite backend: numpy") for ln in lines), proc.stderr
+    assert len(lines) <= 1 and all(ln.startswith(f"{PREFIX} numpy") for ln in lines), proc.stderr
 
 
 @needs_cupy_without_gpu
@@ -159,8 +162,8 @@ def test_auto_backend_announces_once_with_the_reason():
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()  # one message, wrapped to 88 columns
-    assert proc.stderr.count("damlite backend:") == 1, proc.stderr
-    assert lines[0].startswith("damlite backend: numpy on cpu (") and "CuPy" in proc.stderr
+    assert proc.stderr.count(PREFIX) == 1, proc.stderr
+    assert lines[0].startswith(f"{PREFIX} numpy on cpu (") and "CuPy" in proc.stderr
     assert all(len(line) <= 88 for line in lines) and all(line.startswith("  ") for line in lines[1:])
 
 
@@ -169,7 +172,7 @@ def test_backend_info_counts_as_the_announcement():
     """backend_info() returns the line the user prints; damlite does not repeat it on stderr."""
     proc = _run("import damlite\nprint(damlite.backend_info())\ndamlite.get_backend()\n")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert proc.stdout.startswith("damlite backend: numpy on cpu")
+    assert proc.stdout.startswith(f"{PREFIX} numpy on cpu")
 
 
 def test_quiet_env_silences_the_announcement():
