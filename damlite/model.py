@@ -156,7 +156,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
     interaction : str, default "polynomial"
         F: "polynomial" (x^n), "rectified_polynomial" (max(x, 0)^n),
         "leaky_rectified_polynomial", "exponential" (e^x) or
-        "author_rectified_polynomial" (see :func:`damlite.make_interaction`).
+        "author_rectified_polynomial" (see :func:`~damlite.interactions.make_interaction`).
     n : int, default 10
         The interaction vertex: the power of the polynomial interactions.
     variant : str, default "normalized"
@@ -401,7 +401,15 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             same = value is default or (type(value) is type(default) and value == default)
             if not same:
                 changed.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(changed)})"
+        head = f"{type(self).__name__}("
+        lines, line = [], head
+        for k, part in enumerate(changed):  # wrapped at 88 columns, continuation lines under the first
+            piece = part + ("," if k < len(changed) - 1 else ")")
+            if line not in (head, " " * len(head)) and len(line) + 1 + len(piece) > 88:
+                lines.append(line.rstrip())
+                line = " " * len(head)
+            line += ("" if line in (head, " " * len(head)) else " ") + piece
+        return "\n".join(lines + [line if changed else head + ")"])
 
     def __getstate__(self):
         """Fitted attributes as data: arrays to NumPy, no module objects (pickle, deepcopy, joblib)."""
@@ -439,7 +447,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
 
     @property
     def temperature_(self):
-        """The temperature the fitted network uses: ``temperature``, or with ``None`` T' = 0.5 / T = N T'."""
+        """The temperature the fitted network uses (``temperature``, or with ``None`` T' = 0.5 or T = N T')."""
         return float(self._temperature(self.memories_.shape[1]))
 
     def scales(self, n_features, temperature=None):
@@ -517,12 +525,12 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
 
     @property
     def n_features_(self):
-        """N, the number of neurons (for a classifier: inputs plus one per class)."""
+        """N, the number of neurons (for a classifier the inputs plus one per class)."""
         return self.memories_.shape[1]
 
     @property
     def n_features_in_(self):
-        """Features of X that ``fit`` saw: N for an associative memory, N minus the classes for a classifier."""
+        """Features of X that ``fit`` saw (N for an associative memory, N minus the classes for a classifier)."""
         return self.memories_.shape[1] - (len(self.classes_) if hasattr(self, "classes_") else 0)
 
     # ------------------------------------------------------------ numerics

@@ -1,6 +1,6 @@
 """Gradient descent on the memories of G networks at once (Krotov & Hopfield's optimiser).
 
-One epoch visits the training items in minibatches. For each minibatch:
+One epoch visits the training items in minibatches. For each minibatch::
 
     v    <- momentum * v - dL/dzeta                     (velocity)
     step <- v / max_i |v_{mu,i}|  (per memory, floor 1e-30 or the dtype's tiny) if normalize_step else v

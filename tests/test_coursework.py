@@ -233,3 +233,49 @@ def test_scikit_learn_is_a_dev_extra_only():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert not any(d.startswith("scikit-learn") for d in project["dependencies"])
     assert any(d.startswith("scikit-learn") for d in project["optional-dependencies"]["dev"])
+
+
+def test_long_repr_wraps_at_the_column():
+    dam = DenseAssociativeMemory(16, interaction="rectified_polynomial", n=20, error_exponent=30, temperature=1.0,
+                                 init="normal", init_mean=-0.3, init_std=0.3, epochs=15, lr_decay=0.998,
+                                 momentum=0.6, batch_size=100, random_state=0)
+    text = repr(dam)
+    assert max(len(line) for line in text.splitlines()) <= 88 and text.count("\n") >= 2
+    assert eval(text, {"DenseAssociativeMemory": DenseAssociativeMemory}).get_params() == dam.get_params()
+
+
+# ------------------------------------------------------------------ the API reference covers every public name
+def _public_modules():
+    import pkgutil
+
+    names = ["damlite"] + [f"damlite.{m.name}" for m in pkgutil.walk_packages(damlite.__path__)]
+    return [n for n in names if not any(part.startswith("_") for part in n.split("."))]
+
+
+def test_api_reference_documents_every_public_module_and_name():
+    text = (ROOT / "book" / "api.md").read_text()
+    modules = set(re.findall(r"\.\. automodule:: ([\w.]+)", text))
+    top = set(re.findall(r"\.\. auto(?:class|function|exception):: (\w+)", text))
+    summary = text.split(".. autosummary::", 1)[1].split(".. autoclass::", 1)[0].split()
+    for name in damlite.__all__:
+        if name != "__version__":
+            assert name in top or any(s.endswith("." + name) for s in summary), name
+    for module in _public_modules():
+        if module in ("damlite", "damlite.model"):  # the top level, documented name by name above
+            continue
+        assert module in modules, f"{module} is missing from book/api.md"
+    import damlite.model as model
+
+    assert set(model.__all__) <= top  # every public name of the estimator's module, at the top level
+
+
+def test_quickstart_is_in_the_book():
+    toc = (ROOT / "_toc.yml").read_text()
+    assert "book/quickstart" in toc and "book/api" in toc
+    import nbformat
+
+    nb = nbformat.read(ROOT / "book" / "quickstart.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    for recipe in (".recall(", "load_mnist", "macro_f1", "plot_memories", "pickle", "backend_info",
+                   "GridSearchCV", "damlite sweep"):
+        assert recipe in code, recipe
