@@ -558,9 +558,24 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- dynamics
     def energy_difference(self, states):
-        """Delta_i = sum_mu F(a(zeta_i + s)) - F(a(-zeta_i + s)) for each state and neuron, (B, N).
+        r"""Each neuron's energy difference; its sign is the neuron's update.
 
-        Its sign is the update of neuron i; a = 1 (original) or 1/N (normalized).
+        .. math:: \Delta_i = \sum_\mu \big[F(a(\zeta_{\mu i} + s_{\mu i}))
+                  - F(a(-\zeta_{\mu i} + s_{\mu i}))\big], \qquad
+                  s_{\mu i} = \sum_{j \ne i} \zeta_{\mu j} \sigma_j
+
+        with a = 1 (original) or 1/N (normalized); ``scaling="adaptive"`` divides
+        each neuron's arguments by their largest magnitude first.
+
+        Parameters
+        ----------
+        states : array of shape (B, N)
+            ±1 states :math:`\sigma`.
+
+        Returns
+        -------
+        array of shape (B, N)
+            On the estimator's backend.
         """
         self._check_fitted()
         mem = self.memories_
@@ -579,16 +594,31 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         return delta[0]
 
     def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None):
-        """Relax ±1 states to a fixed point of the update (at most ``max_sweeps`` sweeps).
-
-        ``mode="async"``: one neuron at a time in a fresh random order per sweep
-        (the paper; seeded by ``random_state``, default: the estimator's).
-        ``mode="sync"``: all neurons at once. ``zero_sign`` is sign(0): +1 (the
-        paper), -1, or "keep". Returns a :class:`RelaxResult`.
+        r"""Relax ±1 states to a fixed point of :math:`\sigma_i \leftarrow \operatorname{sign}(\Delta_i)`.
 
         Underflow is checked at the end: if an energy difference of the relaxed
         states is exactly 0 only because terms rounded to 0, a
         :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
+
+        Parameters
+        ----------
+        states : array of shape (B, N)
+            ±1 starting states.
+        mode : {"async", "sync"}, default "async"
+            "async": one neuron at a time in a fresh random order per sweep (the
+            paper); "sync": all neurons at once.
+        max_sweeps : int, default 100
+            At most this many sweeps over the neurons.
+        zero_sign : {1, -1, "keep"}, default 1
+            sign(0): +1 (the paper), -1, or keep the neuron's current value.
+        random_state : None, int or numpy.random.Generator, default None
+            Seeds the update order; None: the estimator's ``random_state``.
+
+        Returns
+        -------
+        RelaxResult
+            ``states`` (B, N) on the estimator's backend, ``converged`` (B,) and
+            ``n_sweeps``; :meth:`recall` returns the states as NumPy.
         """
         self._check_fitted()
         mem = self.memories_
@@ -653,12 +683,24 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         return loss, grad
 
     def loss(self, X, y=None):
-        """L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m) on X (targets: X itself, or y's one-hot)."""
+        r"""The training loss :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}` on X.
+
+        The targets t are X itself (an associative memory) or the bipolar one-hot
+        code of ``y`` (a classifier's class neurons); C is as in the class docstring.
+
+        Returns
+        -------
+        float
+        """
         loss, _ = self._loss_and_gradient(X, y, gradient=False, what="loss")
         return float(to_numpy(loss)[0])
 
     def loss_gradient(self, X, y=None):
-        """dL/dzeta, shape (K, N), derived by hand (see :func:`damlite.network.loss_and_gradient`)."""
+        r"""The gradient :math:`\partial L / \partial \zeta_{\mu i}` of :meth:`loss`, shape (K, N).
+
+        Derived by hand (see :func:`damlite.network.loss_and_gradient`), checked
+        against finite differences and an mpmath reference in the tests.
+        """
         _, grad = self._loss_and_gradient(X, y, gradient=True, what="loss_gradient")
         return grad[0]
 

@@ -231,7 +231,8 @@ def _loss_in_worker(dam, X):
 def test_fit_warns_when_the_learning_signal_underflows():
     X = _patterns(0, B=4, N=100)
     dam = DenseAssociativeMemory(8, interaction="polynomial", n=400, temperature=1.0, backend="numpy", random_state=0)
-    with pytest.warns(NumericalUnderflowWarning, match="learning"):
+    with pytest.warns(NumericalUnderflowWarning, match="learning"), \
+            pytest.warns(damlite.ConvergenceWarning, match="loss never moved"):  # and it says training froze
         dam.set_params(epochs=2).fit(X)
 
 
