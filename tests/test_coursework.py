@@ -279,3 +279,26 @@ def test_quickstart_is_in_the_book():
     for recipe in (".recall(", "load_mnist", "macro_f1", "plot_memories", "pickle", "backend_info",
                    "GridSearchCV", "damlite sweep"):
         assert recipe in code, recipe
+
+
+def test_damlite_works_without_scikit_learn():
+    """scikit-learn is optional at run time: block its import and use the estimator."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['sklearn'] = None\n"
+            "import numpy as np, pickle, warnings, damlite\n"
+            "assert not damlite.model.HAVE_SKLEARN\n"
+            "P = np.random.default_rng(0).choice([-1.0, 1.0], (6, 16))\n"
+            "dam = damlite.DenseAssociativeMemory(8, n=3, epochs=5, backend='numpy', random_state=0).fit(P)\n"
+            "assert dam.score(P) > 0.5 and 'n_memories=8' in repr(dam)\n"
+            "assert pickle.loads(pickle.dumps(dam)).score(P) == dam.score(P)\n"
+            "assert issubclass(damlite.NotFittedError, (ValueError, AttributeError))\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    damlite.DenseAssociativeMemory(n=300, epochs=2, backend='numpy').fit(P)\n"
+            "assert any(issubclass(x.category, damlite.ConvergenceWarning) for x in w)\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "DAMLITE_QUIET": "1"})
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
