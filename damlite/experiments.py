@@ -31,15 +31,30 @@ Result files
 :func:`run_sweep` appends one JSON line per finished block to
 ``<out_dir>/<task>-<profile>.jsonl`` (one ``write``, fsync'd): the block, its
 records and provenance (damlite version, resolved git commit and whether the
-tree was dirty, backend, device, dtype, seed, date, wall time). The writer holds
-an exclusive lock (``<file>.lock``) for the whole sweep: a second sweep on the
-same file waits for it, says so, then skips what the first one finished. Only
-the writer, under that lock, repairs a line cut short by a kill; readers
+tree was dirty, backend, device, dtype, seed, date, wall time). Each line also names
+the profile it was run for. The writer holds an exclusive lock
+(``<file>.lock``) for the whole sweep: a second sweep on the same file waits
+for it, says so, then skips what the first one finished. Only the writer,
+under that lock, repairs a line cut short (by a kill, say); readers
 (:func:`read_results`, :func:`load_records`, ``list``, ``summarize``) never
-modify a file. Rerunning the same command after an interruption (SIGKILL
+modify a file, and count a line only when it is the complete line of a block
+of the file's task and profile (anything else is skipped with a warning naming
+its line number). Rerunning the same command after an interruption (SIGKILL
 included) ends with the same records as an uninterrupted run. Blocks are mapped
 over any :class:`concurrent.futures.Executor` (a local process pool for
 ``workers > 1``, or ``dask.distributed``'s ``client.get_executor()``).
+
+Faults
+------
+Every block that finishes is written at once, whatever happens to the others.
+A block that raises is reported in one line; after a failure no new block
+starts (the running ones finish and are written) unless ``keep_going``, and
+:class:`SweepFailed` names the first failure. Ctrl-C or SIGTERM writes the
+blocks that have finished, cancels the rest, stops the local workers (which
+leave Ctrl-C to the sweep) and raises :class:`SweepInterrupted` within a
+moment; a second Ctrl-C while it stops is ignored. A write that fails (a full
+disk, ``ulimit -f``) is taken back, so the file still ends on a whole line, and
+the error names the file.
 """
 from __future__ import annotations
 
@@ -240,7 +255,10 @@ def profile_blocks(task, profile=None) -> list[Block]:
 
 # --------------------------------------------------------------------- provenance
 def _git(*args):
-    """``git args`` in damlite's checkout: (stdout, None) on success, else (None, why it failed in a few words)."""
+    """``git args`` in damlite's checkout: (stdout, None) on success, else (None, why it failed in a few words).
+
+    Read-only: ``status`` runs with ``--no-optional-locks``, so a sweep never takes (or, killed, leaves)
+    the checkout's index lock."""
     root = Path(__file__).resolve().parents[1]
     try:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
@@ -258,7 +276,7 @@ def _git(*args):
 def _git_info() -> tuple:
     commit, why = _git("rev-parse", "--verify", "HEAD")
     if commit:
-        dirty, _ = _git("status", "--porcelain", "--untracked-files=no", "damlite")
+        dirty, _ = _git("--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "damlite")
         return commit, (None if dirty is None else bool(dirty)), None
     env = os.environ.get("DAMLITE_GIT_COMMIT", "").strip()
     return (env or None), None, (None if env else why)
@@ -787,9 +805,10 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
         if max_blocks is not None:
             todo = todo[: int(max_blocks)]
         total = sum(b.n_networks for b in blocks)
+        text_bar = tqdm.__module__ != "tqdm.notebook"  # a notebook's bar is a widget
         bar = tqdm(total=total, initial=total - sum(b.n_networks for b in blocks if b.key not in done),
-                   unit="cell", desc=f"{task}-{name}", disable=not progress or sys.stderr is None,
-                   smoothing=0.0, file=_SafeStream(sys.stderr))
+                   unit="cell", desc=f"{task}-{name}", disable=not progress or (text_bar and sys.stderr is None),
+                   smoothing=0.0, **({"file": _SafeStream(sys.stderr)} if text_bar else {}))
         run = _Run(out, name, blocks, say, bar, signals)
         try:
             run.all(todo, spec, executor=executor, workers=workers, backend=backend, memory_budget=memory_budget,
@@ -909,6 +928,12 @@ class _Run:
                     self.finished(block, fut.result())  # finished before the signal: kept
                 else:
                     fut.cancel()
+            raise
+        except BaseException:  # e.g. the result file cannot be written: nothing more can be kept
+            if own:
+                _kill_workers(executor)
+            for fut in running:
+                fut.cancel()
             raise
 
 

@@ -381,6 +381,19 @@ def test_a_file_size_limit_names_the_file_and_leaves_no_torn_line(tmp_path, smok
     assert "removed" not in again.stdout + again.stderr and len(ex.read_results(path)) == 6
 
 
+def test_a_write_error_with_workers_stops_them_at_once(tmp_path):
+    """The first block cannot be written: the sweep ends now, not when the running block would finish."""
+    path = tmp_path / "toy-p.jsonl"
+    start = time.time()
+    proc = _toy(tmp_path, [0.1, 60, 60], "--workers", "2", "--no-progress", preexec_fn=_limit_file_size(100))
+    out, err = proc.communicate(timeout=120)
+    assert time.time() - start < 30 and proc.returncode == 2
+    assert err.strip().splitlines() == [
+        f"damlite: error: cannot write to {path}: File too large; the file size limit is reached (ulimit -f): raise "
+        f"it, then rerun the same command to resume (the blocks already in the file are kept)"]
+    assert path.read_bytes() == b""
+
+
 def test_a_write_error_names_the_file_and_takes_back_a_partial_line(tmp_path, monkeypatch):
     path = tmp_path / "t-p.jsonl"
     path.write_bytes(b'{"key":"a"}\n')
@@ -458,6 +471,26 @@ def test_git_refusing_the_checkout_is_warned(tmp_path, monkeypatch):
         ex.TASKS.pop("toy_git")
         monkeypatch.undo()
         ex._git_info.cache_clear()
+
+
+def test_provenance_never_takes_the_checkouts_index_lock(monkeypatch):
+    """`git status` refreshes (writes) the index under index.lock unless told not to; a sweep killed then
+    (or one under `ulimit -f`) left a stale lock that blocked every git command in the checkout."""
+    calls = []
+
+    def record(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "0" * 40 + "\n", "")
+
+    monkeypatch.setattr(ex.subprocess, "run", record)
+    ex._git_info.cache_clear()
+    try:
+        ex.git_state()
+    finally:
+        monkeypatch.undo()
+        ex._git_info.cache_clear()
+    status = [c for c in calls if "status" in c]
+    assert status and all("--no-optional-locks" in c[:c.index("status")] for c in status)
 
 
 @pytest.mark.parametrize("command", ["list", "sweep", "summarize"])
