@@ -275,9 +275,13 @@ def _git(*args):
 @functools.lru_cache(maxsize=1)
 def _git_info() -> tuple:
     commit, why = _git("rev-parse", "--verify", "HEAD")
-    if commit:
+    top, _ = _git("rev-parse", "--show-toplevel") if commit else (None, None)
+    root = Path(__file__).resolve().parents[1]
+    if commit and top and Path(top).resolve() == root:
         dirty, _ = _git("--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "damlite")
         return commit, (None if dirty is None else bool(dirty)), None
+    if commit:  # some other repository around an installed copy: not damlite's commit
+        why = f"{root} is not the top of a git checkout"
     env = os.environ.get("DAMLITE_GIT_COMMIT", "").strip()
     return (env or None), None, (None if env else why)
 
@@ -294,7 +298,7 @@ def git_state() -> tuple:
 
 
 def git_problem():
-    """Why no commit can be recorded (e.g. "git is not installed"), or None when one can."""
+    """Why no commit can be recorded (e.g. "no git on PATH"), or None when one can."""
     return _git_info()[2]
 
 
@@ -313,6 +317,7 @@ def provenance(backend="auto", *, host=False, **extra) -> dict:
         "device": info.device,
         "numpy": np.__version__,
         "cpu_kernels": _cpu_kernels(info.name),
+        "gpu_kernels": _gpu_kernels(info.name),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if host:
@@ -338,6 +343,15 @@ def _cpu_kernels(backend_name):
     from . import cpu_kernels  # noqa: PLC0415
 
     return f"numba {cpu_kernels.numba.__version__}" if cpu_kernels.available() else "numpy"
+
+
+def _gpu_kernels(backend_name):
+    """Which GPU learning rule ran (:func:`damlite.gpu_kernels.status`); None off the GPU."""
+    if backend_name != "cupy":
+        return None
+    from . import gpu_kernels  # noqa: PLC0415
+
+    return gpu_kernels.status()
 
 
 # -------------------------------------------------------------------------- runner

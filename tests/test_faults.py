@@ -480,7 +480,7 @@ def test_provenance_never_takes_the_checkouts_index_lock(monkeypatch):
 
     def record(cmd, **kw):
         calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0, "0" * 40 + "\n", "")
+        return subprocess.CompletedProcess(cmd, 0, f"{ROOT}\n" if "--show-toplevel" in cmd else "0" * 40 + "\n", "")
 
     monkeypatch.setattr(ex.subprocess, "run", record)
     ex._git_info.cache_clear()
