@@ -103,7 +103,12 @@ def _memory_budget_bytes(mib):
 
 
 def main(argv=None):
-    """Run the command line; an expected failure prints one line (``damlite: error: ...``) and returns 2."""
+    """Run the command line; every failure is one line on stderr.
+
+    Returns 0; 2 for an expected error (``damlite: error: ...``: a bad argument, an unusable
+    file); 1 when blocks of a sweep failed (the finished ones are written) or memory ran out;
+    128 + the signal (130 for Ctrl-C, 143 for SIGTERM) when a sweep was interrupted.
+    """
     import warnings  # noqa: PLC0415
 
     from .experiments import SweepFailed, SweepInterrupted  # noqa: PLC0415
@@ -121,7 +126,8 @@ def main(argv=None):
         _exit_now_on_signal(128 + int(stop.signum))
         return 128 + int(stop.signum)
     except KeyboardInterrupt:
-        print("damlite: interrupted; rerun the same command to resume", file=sys.stderr)
+        print("damlite: interrupted" + ("; rerun the same command to resume" if args.command == "sweep" else ""),
+              file=sys.stderr)
         return 130
     except SweepFailed as err:
         print(f"damlite: error: {err}", file=sys.stderr)
