@@ -113,10 +113,12 @@ for f in book/results/mnist/mnist-short.jsonl book/results/mnist/mnist-full.json
 done
 for profile in short full; do
   [ "$(left)" -gt 20 ] || break
-  step "sweep_$profile" $(( $(left) - 8 )) $PY -m damlite sweep mnist --profile "$profile" --out "$SWEEP" \
-    --no-progress >> "$LOG" 2>&1
+  # from /tmp: `python -m` puts the working directory first on sys.path, and the sweep must run
+  # the installed package (whose records then name $DAMLITE_GIT_COMMIT), not the checkout
+  (cd /tmp && step "sweep_$profile" $(( $(left) - 8 )) $PY -m damlite sweep mnist --profile "$profile" \
+    --out "$SWEEP" --no-progress >> "$LOG" 2>&1)
   cp "$SWEEP"/*.jsonl "$OUTDIR/mnist/" 2>/dev/null
-  say "sweep $profile: $($PY -m damlite list mnist --profile "$profile" --out "$SWEEP" 2>/dev/null | grep -c '^done') blocks done"
+  say "sweep $profile: $(cd /tmp && $PY -m damlite list mnist --profile "$profile" --out "$SWEEP" 2>/dev/null | grep -c '^done') blocks done"
 done
 
 # 6. summary
