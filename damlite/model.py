@@ -206,8 +206,10 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         starts the optimiser anew (zero velocity, ``learning_rate`` undecayed).
     backend : str, default "auto"
         "auto" (CuPy on a usable GPU, else NumPy), "numpy" or "cupy".
-    dtype : str, default "float64"
-        "float64", "float32" or "float16" (normalized network only).
+    dtype : str, default "auto"
+        "float64", "float32" or "float16" (normalized network only). "auto": float32 for the
+        normalized network on a GPU without fast float64 (a Colab T4, say), float64 otherwise
+        (:func:`damlite.backend.auto_dtype`); the dtype in use is ``dtype_``.
     random_state : None, int or numpy.random.Generator, default None
         Seeds the initial memories, the minibatch order and the update order.
     memory_budget : int, default DEFAULT_MEMORY_BUDGET
@@ -269,7 +271,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         neurons=None,
         warm_start=False,
         backend="auto",
-        dtype="float64",
+        dtype="auto",
         random_state=None,
         memory_budget=DEFAULT_MEMORY_BUDGET,
     ):
@@ -318,14 +320,14 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         check_number(self.init_std, "init_std", low=0)
         if self.memory_budget is not None:
             check_number(self.memory_budget, "memory_budget", low=1)
-        if self.dtype not in ("float16", "float32", "float64"):
-            raise ValueError(f"dtype must be 'float16', 'float32' or 'float64', got {self.dtype!r}")
+        if self.dtype not in ("auto", "float16", "float32", "float64"):
+            raise ValueError(f"dtype must be 'auto', 'float16', 'float32' or 'float64', got {self.dtype!r}")
         check_random_state(self.random_state)
         self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
         if self.scaling == "adaptive" and self.interaction_.degree is None:
             raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
         self.xp_, self.backend_info_ = get_backend(self.backend)
-        self.dtype_ = resolve_dtype(self.xp_, self.dtype)
+        self.dtype_ = resolve_dtype(self.xp_, self.dtype, self.variant)
         if self.dtype == "float16" and self.variant == "original":
             raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
 
@@ -472,11 +474,11 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
     def _learning_scales(self, N):
         """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
         _, b_in, b_out = self.scales(N)
-        tiny = float(np.finfo(self.dtype).tiny)
+        tiny = float(np.finfo(self._dtype_name).tiny)
         for name, value in (("beta_in", b_in), ("beta_out", b_out)):
-            if float(np.asarray(value, dtype=self.dtype)) < tiny:
+            if float(np.asarray(value, dtype=self._dtype_name)) < tiny:
                 warnings.warn(
-                    f"underflow: {name} = {value:.3g} is below the smallest normal {self.dtype} "
+                    f"underflow: {name} = {value:.3g} is below the smallest normal {self._dtype_name} "
                     f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self._temperature(N):g}); "
                     "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
                     NumericalUnderflowWarning,
@@ -534,9 +536,15 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         return self.memories_.shape[1] - (len(self.classes_) if hasattr(self, "classes_") else 0)
 
     # ------------------------------------------------------------ numerics
+    @property
+    def _dtype_name(self):
+        """The dtype in use, as a name ("auto" resolved)."""
+        self._ensure_setup()
+        return str(self.dtype_).rsplit(".", 1)[-1].strip("'>")
+
     def _nonfinite(self, what, N):
         degree = self.interaction_.degree
-        dtype = str(self.dtype)
+        dtype = self._dtype_name
         hint = ""
         if degree is not None and self.variant == "original":
             hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
@@ -550,7 +558,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
     def _warn_underflow(self, N):
         warnings.warn(
             f"underflow: terms of the energy difference rounded to 0 in the {self.variant} network "
-            f"(N={N}, n={self.n}, dtype={self.dtype}); some updates were decided by sign(0). "
+            f"(N={N}, n={self.n}, dtype={self._dtype_name}); some updates were decided by sign(0). "
             "Use scaling='adaptive' or a wider dtype.",
             NumericalUnderflowWarning,
             stacklevel=3,
@@ -851,7 +859,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         if bool(underflow[0]):
             warnings.warn(
                 f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
-                f"(N={probes.shape[1]}, n={self.n}, T={self._temperature(probes.shape[1]):g}, dtype={self.dtype}): the tanh argument "
+                f"(N={probes.shape[1]}, n={self.n}, T={self._temperature(probes.shape[1]):g}, dtype={self._dtype_name}): the tanh argument "
                 "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
                 NumericalUnderflowWarning,
                 stacklevel=3,

@@ -255,3 +255,17 @@ def test_float32_normalized_block_agrees_with_float64():
     assert np.all(np.isfinite(f32)) and f64.max() > 0.3  # the block learns
     assert np.argmax(f32) == np.argmax(f64)
     assert abs(f32.max() - f64.max()) <= 0.01, (f64, f32)
+
+
+def test_estimator_dtype_auto_follows_the_device(monkeypatch):
+    """The estimator's default dtype is "auto": float64 here, float32 for the normalized network on a T4."""
+    import damlite.backend as be
+
+    X = np.where(np.random.default_rng(0).random((4, 12)) < 0.5, -1.0, 1.0)
+    est = damlite.DenseAssociativeMemory(4, n=3, epochs=2, backend="numpy", random_state=0).fit(X)
+    assert est.dtype == "auto" and est.dtype_ == np.float64
+    monkeypatch.setattr(be, "fast_float64", lambda xp: False)
+    est = damlite.DenseAssociativeMemory(4, n=3, epochs=2, backend="numpy", random_state=0).fit(X)
+    assert est.dtype_ == np.float32 and damlite.to_numpy(est.memories_).dtype == np.float32
+    orig = damlite.DenseAssociativeMemory(4, n=3, variant="original", epochs=2, backend="numpy", random_state=0).fit(X)
+    assert orig.dtype_ == np.float64
