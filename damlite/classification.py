@@ -36,6 +36,7 @@ import numpy as np
 from .backend import array_namespace, get_backend, itemsize_of, resolve_dtype, to_numpy
 from .datasets import bipolar_one_hot
 from .interactions import make_interaction
+from .model import equivalent_temperature  # noqa: F401  (public here before 0.2)
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, per_network_scalar, quiet_numpy
 from .training import train_memories
 from .validation import check_positive, check_random_state
@@ -79,25 +80,6 @@ def classifier_scales(variant, temperature, n, n_features):
     if variant == "normalized":
         return 1.0 / (n_features * T), np.ones_like(T)
     raise ValueError(f"variant must be 'original' or 'normalized', got {variant!r}")
-
-
-def equivalent_temperature(temperature, n_features, *, to="normalized"):
-    """The other variant's temperature giving the same C for a homogeneous interaction.
-
-    ``(1/(N T'))**n = 1/T**n`` gives ``T' = T / N`` (original -> normalized) and
-    ``T = N T'`` back (``to="original"``). Independent of n.
-
-    >>> equivalent_temperature(540.0, 794)
-    0.6801007556675063
-    """
-    T = np.asarray(temperature, dtype=np.float64)
-    if to == "normalized":
-        out = T / n_features
-    elif to == "original":
-        out = T * n_features
-    else:
-        raise ValueError(f"to must be 'normalized' or 'original', got {to!r}")
-    return float(out) if out.ndim == 0 else out
 
 
 def parameter_grid(learning_rates, temperatures):

@@ -29,11 +29,57 @@ from .training import train_memories
 from .validation import check_number, check_positive, check_random_state, check_states
 
 __all__ = ["DenseAssociativeMemory", "NotFittedError", "NumericalOverflowError", "NumericalUnderflowWarning",
-           "RelaxResult"]
+           "RelaxResult", "equivalent_temperature"]
 
 VARIANTS = ("original", "normalized")
 SCALINGS = ("fixed", "adaptive")
+#: T' of the normalized network when ``temperature=None`` (the original network gets T = N T').
+DEFAULT_NORMALIZED_TEMPERATURE = 0.5
+#: Training settings that were ``fit`` keywords before 0.x: constructor parameters now.
+_TRAINING_PARAMS = ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size", "normalize_step", "clamp",
+                    "neurons", "warm_start")
 _MAX = {"float16": 65504.0, "float32": 3.4028235e38, "float64": 1.7976931348623157e308}
+
+
+def equivalent_temperature(temperature, n_features, *, to="normalized"):
+    r"""The other variant's temperature giving the same outputs C for a homogeneous interaction.
+
+    For F homogeneous of degree n, :math:`(1/(N T'))^n F(x) = F(x)/T^n` exactly when
+
+    .. math:: T = N\,T',
+
+    so ``to="normalized"`` returns :math:`T' = T/N` and ``to="original"`` returns
+    :math:`T = N T'`, whatever n.
+
+    Parameters
+    ----------
+    temperature : float or array_like
+        T of the original network (``to="normalized"``) or T' of the normalized one.
+    n_features : int
+        N, the number of neurons (for a classifier: inputs plus class neurons).
+    to : {"normalized", "original"}, default "normalized"
+        The variant whose temperature is wanted.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> import damlite
+    >>> damlite.equivalent_temperature(540.0, 794)
+    0.6801007556675063
+    >>> damlite.equivalent_temperature(0.5, 100, to="original")
+    50.0
+    """
+    T = np.asarray(temperature, dtype=np.float64)
+    if to == "normalized":
+        out = T / n_features
+    elif to == "original":
+        out = T * n_features
+    else:
+        raise ValueError(f"to must be 'normalized' or 'original', got {to!r}")
+    return float(out) if out.ndim == 0 else out
 
 
 class NumericalOverflowError(FloatingPointError):
@@ -125,8 +171,8 @@ class DenseAssociativeMemory:
     >>> rng = np.random.default_rng(0)
     >>> patterns = np.where(rng.random((5, 64)) < 0.5, -1.0, 1.0)
     >>> dam = damlite.DenseAssociativeMemory(10, interaction="polynomial", n=4, temperature=0.3,
-    ...                                      backend="numpy", random_state=0)
-    >>> dam = dam.fit(patterns, epochs=100, learning_rate=0.1)
+    ...                                      epochs=100, learning_rate=0.1, backend="numpy", random_state=0)
+    >>> dam = dam.fit(patterns)
     >>> noisy = patterns.copy(); noisy[:, :6] *= -1
     >>> bool((damlite.to_numpy(dam.relax(noisy).states) == patterns).all())
     True
@@ -139,7 +185,7 @@ class DenseAssociativeMemory:
         interaction="polynomial",
         n=10,
         variant="normalized",
-        temperature=0.5,
+        temperature=None,
         error_exponent=1,
         scaling="fixed",
         epsilon=1e-2,
@@ -147,6 +193,15 @@ class DenseAssociativeMemory:
         init="patterns",
         init_mean=0.0,
         init_std=0.1,
+        epochs=100,
+        learning_rate=0.1,
+        lr_decay=1.0,
+        momentum=0.0,
+        batch_size=None,
+        normalize_step=True,
+        clamp=True,
+        neurons=None,
+        warm_start=False,
         backend="auto",
         dtype="float64",
         random_state=None,
@@ -164,6 +219,15 @@ class DenseAssociativeMemory:
         self.init = init
         self.init_mean = init_mean
         self.init_std = init_std
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.lr_decay = lr_decay
+        self.momentum = momentum
+        self.batch_size = batch_size
+        self.normalize_step = normalize_step
+        self.clamp = clamp
+        self.neurons = neurons
+        self.warm_start = warm_start
         self.backend = backend
         self.dtype = dtype
         self.random_state = random_state
@@ -177,7 +241,8 @@ class DenseAssociativeMemory:
             raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
-        check_positive(self.temperature, "temperature")
+        if self.temperature is not None:
+            check_positive(self.temperature, "temperature")
         m = self.error_exponent
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
             raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
@@ -267,11 +332,32 @@ class DenseAssociativeMemory:
             degree = getattr(self.interaction_, "n", 1)
         return degree
 
+    def _temperature(self, n_features):
+        """The temperature in use for N = ``n_features`` neurons (``temperature=None`` resolved).
+
+        ``None`` means T' = 0.5 for the normalized network and the equivalent
+        original network, T = N T' = N / 2.
+        """
+        if self.temperature is not None:
+            return self.temperature
+        if self.variant == "original":
+            return equivalent_temperature(DEFAULT_NORMALIZED_TEMPERATURE, n_features, to="original")
+        return DEFAULT_NORMALIZED_TEMPERATURE
+
+    @property
+    def temperature_(self):
+        """The temperature the fitted network uses: ``temperature``, or with ``None`` T' = 0.5 / T = N T'."""
+        return float(self._temperature(self.memories_.shape[1]))
+
     def scales(self, n_features, temperature=None):
-        """Return (update scale a, beta_in, beta_out) for N = n_features (see module doc)."""
+        """Return (update scale a, beta_in, beta_out) for N = n_features (see module doc).
+
+        ``temperature`` defaults to the estimator's (with ``None``: T' = 0.5, or
+        T = N T' for the original network).
+        """
         self._ensure_setup()
         check_positive(n_features, "n_features", integer=True)
-        T = self.temperature if temperature is None else temperature
+        T = self._temperature(n_features) if temperature is None else temperature
         check_positive(T, "temperature")
         if self.variant == "original":
             n = self._degree_for_beta()
@@ -290,7 +376,7 @@ class DenseAssociativeMemory:
             if float(np.asarray(value, dtype=self.dtype)) < tiny:
                 warnings.warn(
                     f"underflow: {name} = {value:.3g} is below the smallest normal {self.dtype} "
-                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self.temperature}); "
+                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self._temperature(N):g}); "
                     "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
                     NumericalUnderflowWarning,
                     stacklevel=3,
@@ -473,38 +559,52 @@ class DenseAssociativeMemory:
         _, grad = self._loss_and_gradient(X, y, gradient=True, what="loss_gradient")
         return grad[0]
 
-    def fit(self, X, y=None, *, epochs=100, learning_rate=0.1, lr_decay=1.0, momentum=0.0, batch_size=None,
-            normalize_step=True, clamp=True, neurons=None, warm_start=False, progress=False, temperature=None):
+    def fit(self, X, y=None, *, progress=False, **deprecated):
         """Train the memories by gradient descent on :meth:`loss`.
+
+        The optimiser's settings are constructor parameters (``epochs``,
+        ``learning_rate``, ``lr_decay``, ``momentum``, ``batch_size``,
+        ``normalize_step``, ``clamp``, ``neurons``, ``warm_start``), so that
+        ``GridSearchCV`` and ``clone`` see them.
 
         Parameters
         ----------
-        X : array (B, N)
-            ±1 patterns to store (y None), or inputs in [-1, 1] to classify.
-        y : array (B,), optional
+        X : array of shape (B, N) or (B, D)
+            ±1 patterns to store (``y`` None), or inputs in [-1, 1] to classify.
+        y : array of shape (B,), optional
             Class labels: memories get one extra neuron per class, only the
             class neurons are evaluated (from the all -1 label state) and left
             unclamped.
-        epochs, learning_rate, lr_decay, momentum, batch_size
-            The optimiser (see :mod:`damlite.training`); lr decays per epoch.
-        normalize_step : bool
-            Divide each memory's step by its largest entry (Krotov & Hopfield).
-        clamp : bool
-            Keep memory entries of the input neurons in [-1, 1].
-        neurons : slice or array of int, optional
-            Train only these neurons' predictions (autoassociative mode): a
-            slice or distinct neuron indices, e.g. ``[0, 3, 7]``.
-        warm_start : bool
-            Continue from the current memories instead of re-initialising. Each call
-            starts the optimiser afresh (zero velocity, ``learning_rate`` undecayed),
-            and with an integer ``random_state`` each call shuffles the minibatches in
-            the same order: pass the decayed rate, or a Generator, to continue a schedule.
-        temperature : ignored unless not None: a shortcut to set ``self.temperature``.
-        progress : bool
-            Show a progress bar.
+        progress : bool, default False
+            Show a progress bar (kept on screen when training ends).
+        **deprecated
+            The settings above as ``fit`` keywords, and ``temperature``: accepted
+            for one release with a :class:`FutureWarning`. They apply to this
+            call only (``temperature`` sets ``self.temperature``, as before).
+
+        Returns
+        -------
+        self : DenseAssociativeMemory
         """
-        if temperature is not None:
-            self.temperature = temperature
+        unknown = sorted(set(deprecated) - set(_TRAINING_PARAMS) - {"temperature"})
+        if unknown:
+            raise TypeError(f"fit() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+        if deprecated:
+            names = ", ".join(sorted(deprecated))
+            warnings.warn(
+                f"fit({names}=...) is deprecated and will be removed in the next release: these are "
+                f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
+                f"set_params({names}=...), then fit(X, y)",
+                FutureWarning,
+                stacklevel=2,
+            )
+            if deprecated.get("temperature") is not None:
+                self.temperature = deprecated["temperature"]
+        opts = {name: deprecated.get(name, getattr(self, name)) for name in _TRAINING_PARAMS}
+        epochs, learning_rate, lr_decay, momentum, batch_size = (
+            opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
+        normalize_step, clamp, neurons, warm_start = (
+            opts[k] for k in ("normalize_step", "clamp", "neurons", "warm_start"))
         self._validate_params()
         check_positive(learning_rate, "learning_rate")
         check_positive(epochs, "epochs", integer=True)
@@ -561,7 +661,7 @@ class DenseAssociativeMemory:
         if bool(underflow[0]):
             warnings.warn(
                 f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
-                f"(N={probes.shape[1]}, n={self.n}, T={self.temperature}, dtype={self.dtype}): the tanh argument "
+                f"(N={probes.shape[1]}, n={self.n}, T={self._temperature(probes.shape[1]):g}, dtype={self.dtype}): the tanh argument "
                 "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
                 NumericalUnderflowWarning,
                 stacklevel=3,

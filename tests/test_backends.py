@@ -89,8 +89,8 @@ def test_estimator_on_cupy_matches_numpy(cupy_backend):
     rng = np.random.default_rng(0)
     X = np.where(rng.random((5, 32)) < 0.5, -1.0, 1.0)
     kwargs = dict(n=3, random_state=0, temperature=0.5)
-    cpu = damlite.DenseAssociativeMemory(8, backend="numpy", **kwargs).fit(X, epochs=5)
-    gpu = damlite.DenseAssociativeMemory(8, backend="cupy", **kwargs).fit(X, epochs=5)
+    cpu = damlite.DenseAssociativeMemory(8, backend="numpy", **kwargs, epochs=5).fit(X)
+    gpu = damlite.DenseAssociativeMemory(8, backend="cupy", **kwargs, epochs=5).fit(X)
     assert cupy_backend.on_device(gpu.memories_)
     np.testing.assert_allclose(to_numpy(gpu.memories_), cpu.memories_, rtol=1e-9, atol=1e-12)
     assert cupy_backend.on_device(gpu.relax(X).states)
@@ -137,7 +137,7 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
             "xp, _ = damlite.get_backend()\n"
             "import numpy as np\n"
             "dam = damlite.DenseAssociativeMemory(4, random_state=0)\n"
-            "dam.fit(np.ones((2, 8)), epochs=2)\n")
+            "dam.set_params(epochs=2).fit(np.ones((2, 8)))\n")
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
     name, reason = proc.stdout.splitlines()[:2]
@@ -154,7 +154,7 @@ def test_auto_backend_announces_once_with_the_reason():
     code = ("import damlite, numpy as np\n"
             "xp, info = damlite.get_backend()\n"
             "damlite.get_backend('auto'); damlite.get_backend()\n"
-            "dam = damlite.DenseAssociativeMemory(4, random_state=0).fit(np.ones((2, 8)), epochs=2)\n"
+            "dam = damlite.DenseAssociativeMemory(4, random_state=0, epochs=2).fit(np.ones((2, 8)))\n"
             "dam.relax(np.ones((1, 8)))\n")
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
@@ -185,7 +185,7 @@ def test_env_cupy_without_gpu_raises_backend_unavailable():
             "except damlite.BackendUnavailableError as exc:\n"
             "    print('RAISED', exc)\n"
             "try:\n"
-            "    damlite.DenseAssociativeMemory(3).fit([[1.0, -1.0, 1.0]], epochs=1)\n"
+            "    damlite.DenseAssociativeMemory(3, epochs=1).fit([[1.0, -1.0, 1.0]])\n"
             "except damlite.BackendUnavailableError as exc:\n"
             "    print('RAISED', exc)\n")
     proc = _run(code, DAMLITE_BACKEND="cupy")
