@@ -105,3 +105,32 @@ def test_heatmap_frames_one_frame_per_n():
                for v in ("original", "normalized") for n in (2, 3) for t in (0.5, 1.0) for lr in (0.01, 0.1)]
     explorer = widgets.heatmap_frames(records, [2, 3])
     assert len(explorer) == 2 and explorer.frames["0"]["png"] != explorer.frames["1"]["png"]
+
+
+def test_retina_figures_only_inside_ipython():
+    from damlite import plots  # noqa: PLC0415
+
+    assert plots.sharp_inline_figures() is False  # plain Python: nothing to configure
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # matplotlib_inline's traitlets hook
+def test_retina_figures_in_an_ipython_shell():
+    pytest.importorskip("IPython")
+    pytest.importorskip("matplotlib_inline")
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: PLC0415
+    from matplotlib_inline.backend_inline import InlineBackend  # noqa: PLC0415
+
+    from damlite import plots  # noqa: PLC0415
+
+    shell = InteractiveShell.instance()
+    backend = InlineBackend.instance()
+    before = set(backend.figure_formats)
+    try:
+        backend.figure_formats = {"png"}
+        assert plots.sharp_inline_figures() is True
+        assert "image/png" in shell.display_formatter.formatters
+        backend.figure_formats = {"svg"}
+        assert plots.sharp_inline_figures() is False  # a format the user chose is kept
+    finally:
+        backend.figure_formats = before
+        InteractiveShell.clear_instance()
