@@ -630,16 +630,16 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
             _major_log_ticks(ax)
             i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
             ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
-        ax.set_title(f"{variant}, n = {n}", fontsize=9)
-        ax.tick_params(labelsize=8)
+        ax.set_title(f"{variant}, n = {n}", fontsize=10)
+        ax.tick_params(labelsize=9)
         if r == nrows - 1 or k + ncols >= len(panels):
-            ax.set_xlabel("initial learning rate", fontsize=9)
+            ax.set_xlabel("initial learning rate", fontsize=10)
         # two networks: every column is labelled (their axes differ); one network: the first column
         if len(variants) > 1 or c == 0:
-            ax.set_ylabel(ylabels.get(variant, "1/T"), fontsize=9)
+            ax.set_ylabel(ylabels.get(variant, "1/T"), fontsize=10)
     if mesh is not None:
         cbar = fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric}\n(lower is better)")
-        cbar.ax.tick_params(labelsize=8)
+        cbar.ax.tick_params(labelsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
