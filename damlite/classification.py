@@ -265,7 +265,7 @@ def train_classifiers(
     initial_memories=None,
     random_state=None,
     backend="auto",
-    dtype="float64",
+    dtype="auto",
     memory_budget=DEFAULT_MEMORY_BUDGET,
     progress=False,
     on_epoch=None,
@@ -297,6 +297,9 @@ def train_classifiers(
         Start from these instead of a random draw.
     on_epoch : callable(epoch, result_so_far) -> bool, optional
         Called after each scored epoch; returning True stops training.
+    dtype : {"auto", "float64", "float32"}
+        ``"auto"``: float32 for the normalized network on a GPU without fast float64
+        (:func:`damlite.backend.auto_dtype`), float64 otherwise.
 
     Returns
     -------
@@ -309,7 +312,8 @@ def train_classifiers(
     if clamp not in ("inputs", "all", "none"):
         raise ValueError(f"clamp must be 'inputs', 'all' or 'none', got {clamp!r}")
     xp, info = get_backend(backend)
-    dt = resolve_dtype(xp, dtype)
+    dt = resolve_dtype(xp, dtype, variant)
+    dtype = str(dt).rsplit(".", 1)[-1].strip("'>")
     X_train = np.asarray(to_numpy(X_train))
     y_train = np.asarray(to_numpy(y_train), dtype=np.int64).reshape(-1)
     if X_train.ndim != 2 or X_train.shape[0] != y_train.shape[0]:

@@ -242,7 +242,9 @@ def git_state() -> tuple:
     """
     try:
         commit = _git("rev-parse", "--verify", "HEAD")
-        if commit:
+        top = _git("rev-parse", "--show-toplevel")
+        root = Path(__file__).resolve().parents[1]
+        if commit and top and Path(top).resolve() == root:  # not some other repository around an installed copy
             dirty = _git("status", "--porcelain", "--untracked-files=no", "damlite")
             return commit, (None if dirty is None else bool(dirty))
     except (OSError, subprocess.SubprocessError):
@@ -266,6 +268,7 @@ def provenance(backend="auto", *, host=False, **extra) -> dict:
         "device": info.device,
         "numpy": np.__version__,
         "cpu_kernels": _cpu_kernels(info.name),
+        "gpu_kernels": _gpu_kernels(info.name),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if host:
@@ -291,6 +294,15 @@ def _cpu_kernels(backend_name):
     from . import cpu_kernels  # noqa: PLC0415
 
     return f"numba {cpu_kernels.numba.__version__}" if cpu_kernels.available() else "numpy"
+
+
+def _gpu_kernels(backend_name):
+    """Which GPU learning rule ran (:func:`damlite.gpu_kernels.status`); None off the GPU."""
+    if backend_name != "cupy":
+        return None
+    from . import gpu_kernels  # noqa: PLC0415
+
+    return gpu_kernels.status()
 
 
 # -------------------------------------------------------------------------- runner

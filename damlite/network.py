@@ -18,11 +18,12 @@ neuron i), the two arguments of F are ``u+ = a (s + zeta^mu_i)`` and
 from __future__ import annotations
 
 import math
+import os
 from contextlib import contextmanager
 
 import numpy as np
 
-from array_api_compat import is_numpy_namespace
+from array_api_compat import is_cupy_namespace, is_numpy_namespace
 
 from .backend import array_namespace, itemsize_of
 
@@ -126,6 +127,17 @@ def _fused_cpu_code(xp, memories, interaction):
     from . import cpu_kernels  # noqa: PLC0415
 
     return cpu_kernels.interaction_code(interaction) if cpu_kernels.available() else None
+
+
+def _fused_gpu(xp):
+    """True when the learning rule may take :mod:`damlite.gpu_kernels`: CuPy arrays (or NumPy arrays
+    under numba's CUDA simulator, ``NUMBA_ENABLE_CUDASIM=1``, which is how the tests run the kernels)."""
+    simulated = is_numpy_namespace(xp) and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    if not (is_cupy_namespace(xp) or simulated):
+        return False
+    from . import gpu_kernels  # noqa: PLC0415
+
+    return gpu_kernels.available()
 
 
 def _batched_states(states, G):
@@ -470,19 +482,30 @@ def loss_and_gradient(
     probes_cols = _columns(probes, cols)
     bipolar = _all_bipolar(probes_cols)
     code = _fused_cpu_code(xp, memories, interaction) if bipolar else None
+    fused = None
     if code is not None:  # numba: one pass per (network, state), no (G, b, M, K) temporaries
         from . import cpu_kernels  # noqa: PLC0415
 
         w_t = 2 * np.transpose(_columns(memories, cols), (0, 2, 1))
-        loss, r_all, grad_cols_t = cpu_kernels.loss_and_gradient_bipolar(
+        fused = cpu_kernels.loss_and_gradient_bipolar(
             d, w_t, np.broadcast_to(probes_cols, (G, B, M)), np.broadcast_to(targets, (G, B, M)),
             np.reshape(b_in, (G,)), np.reshape(b_out, (G,)), code, two_m, gradient)
+    elif bipolar and _fused_gpu(xp):  # numba-cuda: three launches, no (G, b, M, K) temporaries
+        from . import cpu_kernels, gpu_kernels  # noqa: PLC0415
+
+        gpu_code = cpu_kernels.interaction_code(interaction)
+        if gpu_code is not None:
+            fused = gpu_kernels.loss_and_gradient_bipolar(
+                d, xp.matrix_transpose(2 * _columns(memories, cols)), probes_cols, targets, b_in, b_out, gpu_code,
+                two_m, gradient)
+    if fused is not None:
+        loss, r_all, grad_cols_t = fused
     elif bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
         w = 2 * xp.matrix_transpose(_columns(memories, cols))[:, None, ...]  # 2 zeta, (G, 1, M, K)
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
         grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
-        for gs, rows in ([] if code is not None else
+        for gs, rows in ([] if fused is not None else
                          _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar)):
             if bipolar:
                 xs = probes_cols[gs, rows, ...]  # (g, b, M)

@@ -216,3 +216,39 @@ def test_env_numpy_is_honoured_quietly():
 def test_cupy_reported_when_gpu_present(cupy_backend):
     info = damlite.backend_info("cupy")
     assert info.name == "cupy" and info.device.startswith("GPU")
+
+
+@pytest.mark.parametrize("cc,fast", [("60", True), ("70", True), ("75", False), ("80", True), ("86", False),
+                                     ("89", False), ("90", True), ("100", True), ("120", False)])
+def test_fast_float64_capabilities(cc, fast):
+    from damlite.backend import capability_has_fast_float64
+
+    assert capability_has_fast_float64(cc) is fast
+
+
+def test_auto_dtype_keeps_float64_on_the_cpu_and_for_the_original_network(monkeypatch):
+    import damlite.backend as be
+
+    assert be.auto_dtype(np, "normalized") == "float64"
+    monkeypatch.setattr(be, "fast_float64", lambda xp: False)  # as on a T4
+    assert be.auto_dtype(np, "normalized") == "float32"
+    assert be.auto_dtype(np, "original") == "float64"
+    assert be.resolve_dtype(np, "auto", "normalized") == np.float32
+
+
+@pytest.mark.slow
+def test_float32_normalized_block_agrees_with_float64():
+    """The T4 default (float32, normalized network) finds float64's best cell on a block of the mnist task.
+
+    Marginal cells may differ (here one cell by ~0.08 in F1 after 4 epochs: the max-abs step amplifies
+    rounding); the grid's best cell and its F1 must not.
+    """
+    from damlite.tasks.mnist import mnist_block, run_mnist_block
+
+    block = mnist_block("normalized", 10, ((1.0, 3.0), (0.1, 0.3)), data="bundled", validation_size=500,
+                        n_train=1000, memories=16, epochs=4, batch_size=100, eval_every=4)
+    f64 = np.array([r["f1"] for r in run_mnist_block(block, backend="numpy", dtype="float64")])
+    f32 = np.array([r["f1"] for r in run_mnist_block(block, backend="numpy", dtype="float32")])
+    assert np.all(np.isfinite(f32)) and f64.max() > 0.3  # the block learns
+    assert np.argmax(f32) == np.argmax(f64)
+    assert abs(f32.max() - f64.max()) <= 0.01, (f64, f32)
