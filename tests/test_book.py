@@ -488,3 +488,12 @@ def test_no_widget_scripts_from_a_cdn():
     shown = [(e, i) for e in NOTEBOOKS for i, c in enumerate(_read(e).cells)
              if c.cell_type == "code" and live.search(c.source) and "remove-output" not in c.metadata.get("tags", [])]
     assert not shown, f"live widget output would need the CDN scripts: {shown}"
+
+
+@pytest.mark.parametrize("entry, call", [("book/03_floating_point", "widgets.frontier_frames("),
+                                         ("book/05_normalized_in_practice", "widgets.static_explorer(")])
+def test_kernel_free_explorers_reach_the_page(entry, call):
+    cells = [c for c in _read(entry).cells if c.cell_type == "code" and call in c.source]
+    assert cells, f"{entry}: no {call} cell"
+    assert not {"remove-output", "remove-cell", "hide-output"} & set(cells[0].metadata.get("tags", [])), (
+        f"{entry}: the static explorer's output must be shown")
