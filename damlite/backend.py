@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namespace
+from ._version import __version__
 
 __all__ = [
     "BackendUnavailableError",
@@ -54,7 +55,7 @@ class BackendInfo:
     detail: str = ""  # the underlying error, where the automatic choice fell back to NumPy
 
     def __str__(self) -> str:  # wrapped to 88 columns: a terminal's or a book page's width
-        text = f"damlite backend: {self.name} on {self.device} ({self.reason})"
+        text = f"damlite {__version__}, backend: {self.name} on {self.device} ({self.reason})"
         return textwrap.fill(text, 88, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 

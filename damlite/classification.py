@@ -23,7 +23,7 @@ variant        beta_in       beta_out
 =============  ============  ===============
 
 For an interaction homogeneous of degree n the two agree exactly when
-``T_normalized = T_original / N`` (:func:`equivalent_temperature`).
+``T_normalized = T_original / N`` (:func:`damlite.equivalent_temperature`).
 """
 from __future__ import annotations
 
@@ -234,7 +234,7 @@ class ClassificationResult:
     settings: dict = field(default_factory=dict)
 
     def grid(self, values, shape):
-        """Reshape a per-network array (..., G) to (..., *shape), e.g. (n_lr, n_T)."""
+        """Reshape a per-network array ``(..., G)`` to ``(..., *shape)``, e.g. ``(n_lr, n_T)``."""
         values = np.asarray(values)
         return values.reshape(*values.shape[:-1], *shape)
 

@@ -450,12 +450,13 @@ def loss_and_gradient(
     C_{a,i} = tanh(beta_out * sum_mu [F(beta_in (s + zeta_i)) - F(beta_in (s - zeta_i))])
     and s = sum_{j != i} zeta_j xi_{a,j}, for the neurons i in ``neurons``.
     ``probes`` (the xi) and ``targets`` (the t, shape (B, M) or (G, B, M)) are
-    the same array for autoassociative training. Derived by hand:
+    the same array for autoassociative training. Derived by hand::
 
-    dL/dzeta_{mu,k} = beta_out beta_in sum_a [ g_{a,k} (Q - xi_{a,k} P)_{a,mu,k}
-                      + xi_{a,k} sum_i g_{a,i} P_{a,mu,i} ],
-    g = -2m (t - C)**(2m-1) (1 - C**2), P/Q = F'(u+) -/+ F'(u-) (the first term
-    only for k in ``neurons``).
+        dL/dzeta_{mu,k} = beta_out beta_in sum_a [ g_{a,k} (Q - xi_{a,k} P)_{a,mu,k}
+                          + xi_{a,k} sum_i g_{a,i} P_{a,mu,i} ],
+        g = -2m (t - C)**(2m-1) (1 - C**2), P/Q = F'(u+) -/+ F'(u-)
+
+    (the first term only for k in ``neurons``).
 
     Returns ``(loss (G,), gradient (G, K, N) or None, finite (G,))``.
     """

@@ -1,6 +1,6 @@
 """Gradient descent on the memories of G networks at once (Krotov & Hopfield's optimiser).
 
-One epoch visits the training items in minibatches. For each minibatch:
+One epoch visits the training items in minibatches. For each minibatch::
 
     v    <- momentum * v - dL/dzeta                     (velocity)
     step <- v / max_i |v_{mu,i}|  (per memory, floor 1e-30 or the dtype's tiny) if normalize_step else v
@@ -86,7 +86,7 @@ def train_memories(
     losses = np.zeros((epochs, G))
     lr_trace = np.zeros((epochs, G))
     start = time.perf_counter()
-    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=False)
+    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
     with quiet_numpy():
         for epoch in bar:
             lr_dev = per_network_scalar(lr, xp, G, dtype, device=device)

@@ -18,6 +18,9 @@ from damlite.interactions import make_interaction
 from damlite.network import energy_difference, loss_and_gradient, relax
 from damlite.training import train_memories
 
+#: How the backend line starts: the package and its version, then the backend.
+PREFIX = f"damlite {damlite.__version__}, backend:"
+
 
 def _problem(seed=0, G=2, K=5, N=8, B=4):
     rng = np.random.default_rng(seed)
@@ -146,7 +149,7 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
     assert proc.stdout.splitlines()[2]  # the underlying error, for whoever asks
     assert "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) <= 1 and all(ln.startswith("damlite backend: numpy") for ln in lines), proc.stderr
+    assert len(lines) <= 1 and all(ln.startswith(f"{PREFIX} numpy") for ln in lines), proc.stderr
 
 
 @needs_cupy_without_gpu
@@ -159,8 +162,8 @@ def test_auto_backend_announces_once_with_the_reason():
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()  # one message, wrapped to 88 columns
-    assert proc.stderr.count("damlite backend:") == 1, proc.stderr
-    assert lines[0].startswith("damlite backend: numpy on cpu (") and "CuPy" in proc.stderr
+    assert proc.stderr.count(PREFIX) == 1, proc.stderr
+    assert lines[0].startswith(f"{PREFIX} numpy on cpu (") and "CuPy" in proc.stderr
     assert all(len(line) <= 88 for line in lines) and all(line.startswith("  ") for line in lines[1:])
 
 
@@ -169,7 +172,7 @@ def test_backend_info_counts_as_the_announcement():
     """backend_info() returns the line the user prints; damlite does not repeat it on stderr."""
     proc = _run("import damlite\nprint(damlite.backend_info())\ndamlite.get_backend()\n")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert proc.stdout.startswith("damlite backend: numpy on cpu")
+    assert proc.stdout.startswith(f"{PREFIX} numpy on cpu")
 
 
 def test_quiet_env_silences_the_announcement():
@@ -252,3 +255,17 @@ def test_float32_normalized_block_agrees_with_float64():
     assert np.all(np.isfinite(f32)) and f64.max() > 0.3  # the block learns
     assert np.argmax(f32) == np.argmax(f64)
     assert abs(f32.max() - f64.max()) <= 0.01, (f64, f32)
+
+
+def test_estimator_dtype_auto_follows_the_device(monkeypatch):
+    """The estimator's default dtype is "auto": float64 here, float32 for the normalized network on a T4."""
+    import damlite.backend as be
+
+    X = np.where(np.random.default_rng(0).random((4, 12)) < 0.5, -1.0, 1.0)
+    est = damlite.DenseAssociativeMemory(4, n=3, epochs=2, backend="numpy", random_state=0).fit(X)
+    assert est.dtype == "auto" and est.dtype_ == np.float64
+    monkeypatch.setattr(be, "fast_float64", lambda xp: False)
+    est = damlite.DenseAssociativeMemory(4, n=3, epochs=2, backend="numpy", random_state=0).fit(X)
+    assert est.dtype_ == np.float32 and damlite.to_numpy(est.memories_).dtype == np.float32
+    orig = damlite.DenseAssociativeMemory(4, n=3, variant="original", epochs=2, backend="numpy", random_state=0).fit(X)
+    assert orig.dtype_ == np.float64

@@ -148,8 +148,8 @@ def test_relax_arguments_and_unfitted_estimator():
         dam.relax(X8, mode="parallel")
     with pytest.raises(ValueError, match="zero_sign"):
         dam.relax(X8, zero_sign=0)
-    with pytest.raises(AttributeError, match="classifier"):
-        dam.predict(X8)
+    with pytest.raises(ValueError, match="needs a classifier.*is an associative memory"):
+        dam.predict(X8)  # fitted (memories set): the message says which model it is
 
 
 # ---------------------------------------------------------------- overflow

@@ -40,8 +40,15 @@ def _dam(**kw):
 
 
 # ------------------------------------------------- 1. readers never modify a file
-def _toy_line(key, payload="x"):
-    return {"key": key, "block": {}, "provenance": {"seconds": 0.0}, "records": [{"v": payload}]}
+def _toy_line(name, payload="x"):
+    """A complete result line of task "t", one network, told apart by its setting ``name``."""
+    block = ex.Block("t", "normalized", 1, "g", (1.0,), (0.1,), 1, settings=(("name", name),))
+    rec = {**block.identity(), "repeat": 0, "inv_temperature": 1.0, "learning_rate": 0.1, "v": payload}
+    return {"key": block.key, "block": block.to_json(), "provenance": {"seconds": 0.0}, "records": [rec]}
+
+
+def _names(lines):
+    return [line["records"][0]["name"] for line in lines]
 
 
 def _write_lines(path, lines, tail=b""):
@@ -52,8 +59,8 @@ def test_reader_keeps_a_complete_last_record_without_its_newline_and_changes_not
     path = tmp_path / "t-p.jsonl"
     _write_lines(path, [_toy_line("a")], tail=json.dumps(_toy_line("b")).encode())
     before = path.read_bytes()
-    assert [line["key"] for line in ex.read_results(path)] == ["a", "b"]
-    assert [r["key"] for r in ex.load_records(path)] == ["a", "b"]
+    assert _names(ex.read_results(path)) == ["a", "b"]
+    assert [r["name"] for r in ex.load_records(path)] == ["a", "b"]
     assert path.read_bytes() == before
 
 
@@ -61,7 +68,7 @@ def test_reader_ignores_a_torn_tail_without_truncating_it(tmp_path):
     path = tmp_path / "t-p.jsonl"
     _write_lines(path, [_toy_line("a")], tail=b'{"key": "b", "recor')
     before = path.read_bytes()
-    assert [line["key"] for line in ex.read_results(path)] == ["a"]
+    assert _names(ex.read_results(path)) == ["a"]
     out = subprocess.run([sys.executable, "-m", "damlite", "summarize", str(path)], env=ENV, cwd=ROOT,
                          capture_output=True, text=True)
     assert path.read_bytes() == before, "a read command modified the result file"
@@ -74,7 +81,7 @@ def test_garbage_lines_warn_with_their_line_number(tmp_path):
     path.write_bytes(json.dumps(_toy_line("a")).encode() + b"\nnot json\n[1, 2]\n"
                      + json.dumps(_toy_line("b")).encode() + b"\n")
     with pytest.warns(UserWarning, match=r"t-p.jsonl:[23]:") as rec:
-        keys = [line["key"] for line in ex.read_results(path)]
+        keys = _names(ex.read_results(path))
     assert keys == ["a", "b"] and sorted(str(w.message).split(":")[1] for w in rec) == ["2", "3"]
 
 
@@ -101,7 +108,7 @@ def test_concurrent_reader_never_loses_a_line_being_written(tmp_path):
         for t in threads:
             t.join()
     lines = ex.read_results(path)
-    assert [line["key"] for line in lines] == [f"k{i}" for i in range(n_lines)]
+    assert _names(lines) == [f"k{i}" for i in range(n_lines)]
     assert all(mine == sorted(mine) for mine in seen)  # each reader saw a growing file, never a shrinking one
     assert sum(map(len, seen)) > 0
 
@@ -231,7 +238,8 @@ def _loss_in_worker(dam, X):
 def test_fit_warns_when_the_learning_signal_underflows():
     X = _patterns(0, B=4, N=100)
     dam = DenseAssociativeMemory(8, interaction="polynomial", n=400, temperature=1.0, backend="numpy", random_state=0)
-    with pytest.warns(NumericalUnderflowWarning, match="learning"):
+    with pytest.warns(NumericalUnderflowWarning, match="learning"), \
+            pytest.warns(damlite.ConvergenceWarning, match="loss never moved"):  # and it says training froze
         dam.set_params(epochs=2).fit(X)
 
 
