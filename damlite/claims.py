@@ -298,6 +298,7 @@ RULES = (
     "reading gives partly, *not reproduced* otherwise.",
 )
 
+#: The grid edges a good region can touch, in the order :func:`region` reports them.
 EDGES = ("invT_low", "invT_high", "lr_low", "lr_high")
 
 

@@ -27,7 +27,9 @@ import numpy as np
 
 from . import claims as C
 
-__all__ = ["CLAIMS", "READINGS", "build", "load_tables", "write", "summary_rows"]
+__all__ = ["CLAIMS", "READINGS", "SETTINGS", "Reading", "Table", "build", "claim_markdown", "evidence_dropdown",
+           "load_tables", "mnist_seed_spread", "secondary_tables", "summary_markdown", "summary_rows",
+           "verdict_cell", "write"]
 
 T = C.TOLERANCES
 BOOTSTRAP = 200
