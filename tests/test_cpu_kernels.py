@@ -8,7 +8,7 @@ from damlite import cpu_kernels
 from damlite.interactions import make_interaction
 from damlite.network import loss_and_gradient, relax
 
-pytestmark = pytest.mark.skipif(not cpu_kernels._NUMBA, reason="numba is not installed")
+pytest.importorskip("numba")
 
 CASES = [("polynomial", 3, {}), ("polynomial", 10, {}), ("rectified_polynomial", 1, {}), ("rectified_polynomial", 4, {}),
          ("leaky_rectified_polynomial", 1, {"epsilon": 0.3}),
@@ -100,4 +100,5 @@ def test_other_dtypes_and_interactions_use_numpy():
     assert cpu_kernels.interaction_code(Custom()) is None
     from damlite.network import _fused_cpu_code  # noqa: PLC0415
 
-    assert _fused_cpu_code(np, np.zeros((1, 2, 3), dtype=np.float32), make_interaction("polynomial", 2)) is None
+    assert _fused_cpu_code(np, np.zeros((1, 2, 3), dtype=np.float16), make_interaction("polynomial", 2)) is None
+    assert _fused_cpu_code(np, np.zeros((1, 2, 3), dtype=np.float32), make_interaction("polynomial", 2)) is not None
