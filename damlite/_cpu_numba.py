@@ -11,7 +11,7 @@ import math
 import numba
 import numpy as np
 
-from .cpu_kernels import EXPONENTIAL, POLYNOMIAL, RECTIFIED, _cache_ok
+from .cpu_kernels import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED, _cache_ok
 
 prange = numba.prange
 _CACHE = _cache_ok(numba)
@@ -25,12 +25,14 @@ def njit(fn=None, **kw):
 
 
 @njit(inline="always")
-def _values(x, f, df, tmp, kind, n, nf, slope, zero, one):
+def _values(x, f, df, tmp, kind, n, nf, slope, zero, one, flush):
     """f = F(x), df = F'(x) (if want_df) for the built-in kinds, over arrays of length K.
 
     Each pass is one loop over K (vectorised); the power x**(n-1) is built by
     repeated squaring, the same products in the same order as
-    damlite.interactions.integer_power. ``tmp`` is scratch.
+    damlite.interactions.integer_power. Where |x| < ``flush`` (x**n would be below
+    the dtype's smallest normal number) the base is 0: no subnormal number arises,
+    which keeps float32 at full speed. ``tmp`` is scratch.
     """
     K = x.shape[0]
     if kind == EXPONENTIAL:
@@ -39,9 +41,9 @@ def _values(x, f, df, tmp, kind, n, nf, slope, zero, one):
             f[k] = e
             df[k] = e
         return
-    for k in range(K):  # the base: r = max(x, 0) (rectified, leaky; NaN stays NaN), or x
+    for k in range(K):  # the base: r = max(x, 0) (rectified, leaky; NaN stays NaN), or x; 0 where r**(n-1) underflows
         v = x[k]
-        tmp[k] = zero if (kind != POLYNOMIAL and v <= zero) else v
+        tmp[k] = zero if ((kind != POLYNOMIAL and v <= zero) or abs(v) < flush) else v
     for k in range(K):
         df[k] = one
     e = n - 1
@@ -72,47 +74,111 @@ def _values(x, f, df, tmp, kind, n, nf, slope, zero, one):
             df[k] = slope if v < zero else nf * low
 
 @njit(inline="always")
-def _sum_diff(a, b, zero):
-    """sum_k (a[k] - b[k]) in a fixed order: blocks of 128 (in order), each summed as NumPy's
-    pairwise_sum sums a block (8 running sums, combined pairwise; vectorised)."""
-    K = a.shape[0]
-    s = zero
-    lo = 0
-    while lo < K:
-        n = min(128, K - lo)
-        if n < 8:
-            part = zero
-            for k in range(lo, lo + n):
-                part += a[k] - b[k]
-        else:
-            r0 = a[lo] - b[lo]
-            r1 = a[lo + 1] - b[lo + 1]
-            r2 = a[lo + 2] - b[lo + 2]
-            r3 = a[lo + 3] - b[lo + 3]
-            r4 = a[lo + 4] - b[lo + 4]
-            r5 = a[lo + 5] - b[lo + 5]
-            r6 = a[lo + 6] - b[lo + 6]
-            r7 = a[lo + 7] - b[lo + 7]
-            i = 8
-            stop = n - n % 8
-            while i < stop:
-                j = lo + i
-                r0 += a[j] - b[j]
-                r1 += a[j + 1] - b[j + 1]
-                r2 += a[j + 2] - b[j + 2]
-                r3 += a[j + 3] - b[j + 3]
-                r4 += a[j + 4] - b[j + 4]
-                r5 += a[j + 5] - b[j + 5]
-                r6 += a[j + 6] - b[j + 6]
-                r7 += a[j + 7] - b[j + 7]
-                i += 8
-            part = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-            while i < n:
-                part += a[lo + i] - b[lo + i]
-                i += 1
-        s = part if lo == 0 else s + part
-        lo += n
+def _sum_block(a, b, lo, n, zero):
+    """sum_{k in [lo, lo+n)} (a[k] - b[k]) as NumPy's pairwise_sum sums a block of n <= 128:
+    8 running sums, combined pairwise, then the rest in order (vectorised)."""
+    if n < 8:
+        s = zero
+        for k in range(lo, lo + n):
+            s += a[k] - b[k]
+        return s
+    r0 = a[lo] - b[lo]
+    r1 = a[lo + 1] - b[lo + 1]
+    r2 = a[lo + 2] - b[lo + 2]
+    r3 = a[lo + 3] - b[lo + 3]
+    r4 = a[lo + 4] - b[lo + 4]
+    r5 = a[lo + 5] - b[lo + 5]
+    r6 = a[lo + 6] - b[lo + 6]
+    r7 = a[lo + 7] - b[lo + 7]
+    stop = lo + n - n % 8
+    for i in range(lo + 8, stop, 8):
+        r0 += a[i] - b[i]
+        r1 += a[i + 1] - b[i + 1]
+        r2 += a[i + 2] - b[i + 2]
+        r3 += a[i + 3] - b[i + 3]
+        r4 += a[i + 4] - b[i + 4]
+        r5 += a[i + 5] - b[i + 5]
+        r6 += a[i + 6] - b[i + 6]
+        r7 += a[i + 7] - b[i + 7]
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(stop, lo + n):
+        s += a[i] - b[i]
     return s
+
+
+@njit(inline="always")
+def _sum_diff(a, b, zero):
+    """sum_k (a[k] - b[k]) in a fixed order: blocks of 128 in order, each as :func:`_sum_block`."""
+    K = a.shape[0]
+    if K <= 128:
+        return _sum_block(a, b, 0, K, zero)
+    s = _sum_block(a, b, 0, 128, zero)
+    for lo in range(128, K, 128):
+        s += _sum_block(a, b, lo, min(128, K - lo), zero)
+    return s
+
+
+@njit(inline="always")
+def _power_bits(r, n1, one, NB):
+    """r**n1 for 0 <= n1 < 2**NB by repeated squaring, branch-free: the same products in the
+    same order as damlite.interactions.integer_power (unused steps multiply by 1, exactly)."""
+    low = one * (r if n1 & 1 else one)
+    p = r
+    for j in range(1, NB):  # NB is a constant at each call site: unrolled, vectorisable
+        p = p * (p if (n1 >> j) else one)
+        low = low * (p if (n1 >> j) & 1 else one)
+    return low
+
+
+@njit(inline="always")
+def _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB):
+    """One vectorised pass over the K memories for one neuron's flipped sign (see :func:`_flip`).
+
+    Branch-free in the interaction's kind (selects), ``NB`` a constant at each call
+    site, so that the loop body is straight-line code.
+    """
+    not_poly = kind != POLYNOMIAL
+    rect = kind == RECTIFIED
+    leaky = kind == LEAKY
+    for k in range(drow.shape[0]):
+        o_raw = drow[k] - wi[k] * x
+        oth[k] = o_raw
+        o = scale * o_raw
+        r = zero if ((not_poly and o <= zero) or abs(o) < flush) else o
+        low = _power_bits(r, n1, one, NB)
+        below = leaky and o < zero
+        fo[k] = slope * o if below else low * r
+        dfo[k] = slope if below else (zero if (rect and o <= zero) else nf * low)
+    return _sum_diff(fu, fo, zero)
+
+
+@njit(inline="always")
+def _flip(drow, wi, x, scale, fu, oth, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush):
+    """sum_k [fu_k - F(scale (d_k - w_k x))], with oth = d - w x, fo = F(scale oth), dfo = F'(scale oth).
+
+    One vectorised pass for the polynomial kinds with n <= 128 (the power unrolled
+    to 5 or 7 squarings); otherwise (exponential, larger n) a pass per step
+    (:func:`_values`). The sum runs in :func:`_sum_diff`'s fixed order either way.
+    """
+    n1 = n - 1
+    if kind != EXPONENTIAL:
+        if n1 < 32:
+            return _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 5)
+        if n1 < 128:
+            return _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 7)
+    for k in range(drow.shape[0]):
+        oth[k] = drow[k] - wi[k] * x
+    return _flip_slow(oth, scale, fu, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+
+
+@njit
+def _flip_slow(oth, scale, fu, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush):
+    K = oth.shape[0]
+    arg = np.empty(K, oth.dtype)
+    for k in range(K):
+        arg[k] = scale * oth[k]
+    _values(arg, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+    return _sum_diff(fu, fo, zero)
 
 
 @njit(inline="always")
@@ -127,6 +193,62 @@ def _ipow(x, e, one):
             x *= x
     return result
 
+@njit
+def _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, bi, bo, consts, kind, n, two_m, want_grad, g, b0, b1, r, gp):
+    """Rows b0..b1 of network g: returns their loss; adds their gradient columns to ``gp`` (M, K), writes r."""
+    M, K = w.shape[1], w.shape[2]
+    zero, one, two, nf, slope, tm, flush, err_flush, tiny = (consts[0], consts[1], consts[2], consts[3], consts[4],
+                                                             consts[5], consts[6], consts[7], consts[8])
+    u = np.empty(K, d.dtype)
+    fu = np.empty(K, d.dtype)
+    dfu = np.empty(K, d.dtype)
+    other = np.empty(K, d.dtype)
+    fo = np.empty(K, d.dtype)
+    dfo = np.empty(K, d.dtype)
+    tmp = np.empty(K, d.dtype)
+    racc = np.empty(K, d.dtype)
+    zeros = np.zeros(K, d.dtype)
+    wg = w[g]
+    total = zero
+    for b in range(b0, b1):
+        drow = d[g * d_g + b * d_b]
+        rx = g * x_g + b * x_b
+        _flip(drow, zeros, zero, bi, zeros, u, fu, dfu, tmp, kind, n, nf, slope, zero, one, flush)  # F(b d), F'(b d)
+        sgx = zero
+        for k in range(K):
+            racc[k] = zero
+        for i in range(M):
+            x = xs[rx, i]
+            acc = _flip(drow, wg[i], x, bi, fu, other, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+            cc = math.tanh(bo * x * acc)
+            err = targets[rx, i] - cc
+            if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
+                continue
+            e_low = _ipow(err, two_m - 1, one)
+            total += e_low * err
+            if want_grad:
+                gi = -tm * e_low * (one - cc * cc)
+                gx = gi * x
+                sgx += gx
+                g2 = two * gi
+                gpi = gp[i]
+                for k in range(K):
+                    v = dfo[k]
+                    gpi[k] += g2 * v
+                    racc[k] -= gx * v
+        if want_grad:
+            rrow = r[g * d_g + b * d_b]
+            for k in range(K):
+                v = racc[k] + dfu[k] * sgx
+                rrow[k] = zero if abs(v) < tiny else v  # no subnormal into the matrix product (~20x slower)
+    if want_grad:
+        for i in range(M):
+            for k in range(K):
+                if abs(gp[i, k]) < tiny:
+                    gp[i, k] = zero
+    return total
+
+
 @njit(parallel=True)
 def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
               loss_part, r, grad_part):
@@ -136,116 +258,75 @@ def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, 
     (a shared minibatch has x_g = 0).
     """
     G, n_chunks = loss_part.shape
-    M, K = w.shape[1], w.shape[2]
     B = d.shape[0] // G
-    zero, one, two, nf, slope, tm = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5]
     for job in prange(G * n_chunks):
         g = job // n_chunks
         c = job % n_chunks
         b0 = c * chunk
-        b1 = min(B, b0 + chunk)
-        bi = b_in[g]
-        bo = b_out[g]
-        u = np.empty(K, d.dtype)
-        fu = np.empty(K, d.dtype)
-        dfu = np.empty(K, d.dtype)
-        other = np.empty(K, d.dtype)
-        fo = np.empty(K, d.dtype)
-        dfo = np.empty(K, d.dtype)
-        tmp = np.empty(K, d.dtype)
-        racc = np.empty(K, d.dtype)
-        gp = grad_part[g, c]
-        total = zero
-        for b in range(b0, b1):
-            rd = g * d_g + b * d_b
-            rx = g * x_g + b * x_b
-            for k in range(K):
-                u[k] = bi * d[rd, k]
-            _values(u, fu, dfu, tmp, kind, n, nf, slope, zero, one)
-            sgx = zero
-            for k in range(K):
-                racc[k] = zero
-            for i in range(M):
-                x = xs[rx, i]
+        loss_part[g, c] = _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in[g], b_out[g], consts, kind, n,
+                                     two_m, want_grad, g, b0, min(B, b0 + chunk), r, grad_part[g, c])
+
+
+@njit
+def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, max_sweeps):
+    """Relax state b of network g in place; returns (sweeps run, reached a fixed point, NaN seen)."""
+    N, K = w.shape[1], w.shape[2]
+    zero, one, nf, slope, flush = consts[0], consts[1], consts[3], consts[4], consts[5]
+    d = np.empty(K, w.dtype)
+    other = np.empty(K, w.dtype)
+    arg = np.empty(K, w.dtype)
+    f_ad = np.empty(K, w.dtype)
+    f_other = np.empty(K, w.dtype)
+    df = np.empty(K, w.dtype)
+    tmp = np.empty(K, w.dtype)
+    for k in range(K):
+        d[k] = d0row[k]
+        arg[k] = a * d[k]
+    _values(arg, f_ad, df, tmp, kind, n, nf, slope, zero, one, flush)
+    nan_seen = False
+    wg = w[g]
+    st = states[g, b]
+    for s in range(max_sweeps):
+        changed = False
+        for t in range(N):
+            i = orders[g, s, t]
+            x = st[i]
+            delta = x * _flip(d, wg[i], x, a, f_ad, other, f_other, df, tmp, kind, n, nf, slope, zero, one, flush)
+            if not math.isfinite(delta):
+                nan_seen = True
+            if delta > zero:
+                new = one
+            elif delta < zero:
+                new = -one
+            elif zero_sign == 0:
+                new = x
+            else:  # 0, or NaN: the tie value, as the NumPy lean loop
+                new = one if zero_sign > 0 else -one
+            if new != x:
+                changed = True
+                st[i] = new
                 for k in range(K):
-                    other[k] = bi * (d[rd, k] - w[g, i, k] * x)
-                _values(other, fo, dfo, tmp, kind, n, nf, slope, zero, one)
-                acc = _sum_diff(fu, fo, zero)
-                cc = math.tanh(bo * x * acc)
-                err = targets[rx, i] - cc
-                total += _ipow(err, two_m, one)
-                if want_grad:
-                    gi = -tm * _ipow(err, two_m - 1, one) * (one - cc * cc)
-                    gx = gi * x
-                    sgx += gx
-                    g2 = two * gi
-                    for k in range(K):
-                        gp[i, k] += g2 * dfo[k]
-                        racc[k] -= gx * dfo[k]
-            if want_grad:
-                for k in range(K):
-                    r[rd, k] = racc[k] + dfu[k] * sgx
-        loss_part[g, c] = total
+                    d[k] = other[k]
+                    f_ad[k] = f_other[k]
+        if not changed:
+            return s + 1, True, nan_seen
+    return max_sweeps, False, nan_seen
+
 
 @njit(parallel=True)
-def relax(mem_t, d0, d_g, d_b, states, orders, scale, consts, kind, n, zero_sign, max_sweeps, sweeps_used,
-          converged, nan_seen):
-    """Asynchronous sweeps of each (network, state) until a sweep flips nothing."""
-    G, N, K = mem_t.shape
-    B = states.shape[1]
-    zero, one, two, nf, slope = consts[0], consts[1], consts[2], consts[3], consts[4]
+def relax(w, d0, d_g, d_b, states, orders, scale, consts, kind, n, zero_sign, max_sweeps, sweeps_used, converged,
+          nan_seen):
+    """Asynchronous sweeps of each (network, state) until a sweep flips nothing; w = 2 zeta, (G, N, K)."""
+    G, B = states.shape[0], states.shape[1]
     for job in prange(G * B):
         g = job // B
         b = job % B
-        a = scale[g]
-        d = np.empty(K, mem_t.dtype)
-        other = np.empty(K, mem_t.dtype)
-        arg = np.empty(K, mem_t.dtype)
-        f_ad = np.empty(K, mem_t.dtype)
-        f_other = np.empty(K, mem_t.dtype)
-        df = np.empty(K, mem_t.dtype)
-        tmp = np.empty(K, mem_t.dtype)
-        row = g * d_g + b * d_b
-        for k in range(K):
-            d[k] = d0[row, k]
-            arg[k] = a * d[k]
-        _values(arg, f_ad, df, tmp, kind, n, nf, slope, zero, one)
-        used = max_sweeps
-        stable = False
-        for s in range(max_sweeps):
-            changed = False
-            for t in range(N):
-                i = orders[g, s, t]
-                x = states[g, b, i]
-                two_x = two * x
-                for k in range(K):
-                    o = d[k] - two_x * mem_t[g, i, k]
-                    other[k] = o
-                    arg[k] = a * o
-                _values(arg, f_other, df, tmp, kind, n, nf, slope, zero, one)
-                delta = x * _sum_diff(f_ad, f_other, zero)
-                if not math.isfinite(delta):
-                    nan_seen[job] = True
-                if delta > zero:
-                    new = one
-                elif delta < zero:
-                    new = -one
-                elif zero_sign == 0:
-                    new = x
-                else:  # 0, or NaN: the tie value, as the NumPy lean loop
-                    new = one if zero_sign > 0 else -one
-                if new != x:
-                    changed = True
-                    states[g, b, i] = new
-                    for k in range(K):
-                        d[k] = other[k]
-                        f_ad[k] = f_other[k]
-            if not changed:
-                used = s + 1
-                stable = True
-                break
+        used, stable, nan = _relax_one(w, d0[g * d_g + b * d_b], states, orders, g, b, scale[g], consts, kind, n,
+                                       zero_sign, max_sweeps)
         sweeps_used[job] = used
         converged[job] = stable
+        nan_seen[job] = nan
+
 
 @njit(parallel=True)
 def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp_stop):
@@ -273,14 +354,3 @@ def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp
             if clamp_start <= j < clamp_stop:
                 z = lo if z < lo else (hi if z > hi else z)
             memories[g, k, j] = z
-
-@njit(parallel=True)
-def all_finite(x, out):
-    """out[g] = every entry of x[g] (a (G, R) array) is finite."""
-    G, R = x.shape
-    for g in prange(G):
-        ok = True
-        for j in range(R):
-            ok &= math.isfinite(x[g, j])
-        out[g] = ok
-
