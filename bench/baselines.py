@@ -225,14 +225,21 @@ def interaction_torch(name, n=2, epsilon=1e-2):
 
 def torch_loss(memories, probes, targets, name, n, beta_in, beta_out, *, error_exponent=1, cols=slice(None),
                epsilon=1e-2):
-    """L for torch tensors memories (K, N), probes (B, N), targets (B, M): s over (B, K, M)."""
+    """L for torch tensors memories (K, N) or (G, K, N), probes (B, N), targets (B, M): s over (..., B, K, M).
+
+    With G networks, ``beta_in``/``beta_out`` may be (G,) tensors and the loss is summed over all of them
+    (so the gradient of each network's memories is its own).
+    """
     import torch  # noqa: PLC0415
 
     F = interaction_torch(name, n, epsilon)
-    zeta = memories[:, cols]  # (K, M)
-    s = (probes @ memories.T)[:, :, None] - zeta[None, :, :] * probes[:, None, cols]  # (B, K, M)
-    delta = (F(beta_in * (s + zeta)) - F(beta_in * (s - zeta))).sum(dim=1)  # (B, M)
-    c = torch.tanh(beta_out * delta)
+    if memories.ndim == 3:
+        beta_in, beta_out = (torch.as_tensor(b, dtype=memories.dtype, device=memories.device).reshape(-1, 1, 1, 1)
+                             for b in (beta_in, beta_out))
+    zeta = memories[..., cols]  # (..., K, M)
+    s = (probes @ memories.transpose(-1, -2))[..., None] - zeta[..., None, :, :] * probes[:, None, cols]  # (..., B, K, M)
+    delta = (F(beta_in * (s + zeta[..., None, :, :])) - F(beta_in * (s - zeta[..., None, :, :]))).sum(dim=-2)
+    c = torch.tanh((beta_out[..., 0] if memories.ndim == 3 else beta_out) * delta)  # (..., B, M)
     return ((targets - c) ** (2 * int(error_exponent))).sum()
 
 
@@ -268,9 +275,9 @@ def torch_train_epoch(memories, probes, targets, name, n, beta_in, beta_out, *, 
             velocity = momentum * velocity - grad
             step = velocity
             if normalize_step:
-                norm = velocity.abs().amax(dim=1, keepdim=True)
+                norm = velocity.abs().amax(dim=-1, keepdim=True)
                 step = velocity / torch.clamp(norm, min=STEP_FLOOR)
             zeta += learning_rate * step
             if clamp is not None:
-                zeta[:, clamp] = zeta[:, clamp].clamp(-1.0, 1.0)
+                zeta[..., clamp] = zeta[..., clamp].clamp(-1.0, 1.0)
     return zeta.detach(), total, velocity

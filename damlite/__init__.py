@@ -2,23 +2,43 @@
 
 >>> import damlite
 >>> dam = damlite.DenseAssociativeMemory(n_memories=20, n=3, variant="normalized")
+
+The submodules (:mod:`damlite.metrics`, :mod:`damlite.plots`, ...) load on first use,
+so ``import damlite`` stays light: ``damlite.metrics.macro_f1`` works without importing
+``damlite.metrics`` first.
 """
+import importlib
+
 from ._version import __version__
 from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
-from .model import DenseAssociativeMemory, NumericalOverflowError, NumericalUnderflowWarning, RelaxResult
+from .model import (ConvergenceWarning, DenseAssociativeMemory, NotFittedError, NumericalOverflowError,
+                    NumericalUnderflowWarning, RelaxResult, equivalent_temperature)
 
 __all__ = [
     "__version__",
     "BackendUnavailableError",
+    "ConvergenceWarning",
     "DenseAssociativeMemory",
+    "NotFittedError",
     "NumericalOverflowError",
     "NumericalUnderflowWarning",
     "RelaxResult",
     "backend_info",
+    "equivalent_temperature",
     "get_backend",
     "load_mnist",
     "make_interaction",
     "to_numpy",
 ]
+
+#: Submodules loaded on first attribute access (``damlite.metrics``, ``damlite.plots``, ...).
+_LAZY = ("capacity", "classification", "claims", "datasets", "interactions", "metrics", "network", "numerics",
+         "plots", "theory", "training", "validation")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'damlite' has no attribute {name!r}")

@@ -39,6 +39,8 @@ def _parser():
     s.add_argument("--max-blocks", type=int, default=None, help="stop after this many new blocks")
     s.add_argument("--only", default=None, help="run only blocks whose key contains every comma-separated term, e.g. 'normalized,n=10|'")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("--keep-going", action="store_true",
+                   help="after a block fails, start the remaining blocks anyway (default: stop starting new ones)")
 
     m = sub.add_parser("summarize", help="optimum and good-region size per network and n, from a result file")
     m.add_argument("path", help="result file (.jsonl)")
@@ -52,29 +54,101 @@ def _parser():
     return p
 
 
-def _select(blocks, only):
+def _select(blocks, only, where=""):
+    """The blocks whose key contains every comma-separated term of ``only``; an error if none does."""
     if not only:
         return blocks
     terms = [t for t in only.split(",") if t]
-    return [b for b in blocks if all(t in b.key for t in terms)]
+    chosen = [b for b in blocks if all(t in b.key for t in terms)]
+    if not chosen:
+        raise ValueError(f"--only {only!r} matches none of the {len(blocks)} blocks of {where}; "
+                         f"a term must be part of a block key, e.g. 'normalized,n=10|'")
+    return chosen
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line on stderr (none when stderr is closed)."""
+    stream = file or sys.stderr
+    if stream is not None:
+        try:
+            stream.write(f"damlite: warning: {message}\n")
+        except (OSError, ValueError):
+            pass
+
+
+def _exit_now_on_signal(code):
+    """After an interrupted sweep (its results written, its lock released): another Ctrl-C ends the process at once."""
+    import signal  # noqa: PLC0415
+
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: os._exit(code))
+
+
+def _memory_budget_bytes(mib):
+    """--memory-budget (MiB) in bytes, or None; a ValueError that states the unit."""
+    if mib is None:
+        return None
+    if not (math.isfinite(mib) and mib > 0):
+        raise ValueError(f"--memory-budget must be a positive number of MiB, got {mib}")
+    if not math.isfinite(mib * 2**20) or mib * 2**20 < 1:
+        raise ValueError(f"--memory-budget is in MiB: {mib} MiB is {mib * 2**20:.3g} bytes; "
+                         f"give at least 1 byte ({1 / 2**20:.3g} MiB)")
+    return int(mib * 2**20)
 
 
 def main(argv=None):
-    """Run the command line; an expected failure prints one line (``damlite: error: ...``) and returns 2."""
+    """Run the command line; every failure is one line on stderr.
+
+    Returns 0; 2 for an expected error (``damlite: error: ...``: a bad argument, an unusable
+    file); 1 when blocks of a sweep failed (the finished ones are written) or memory ran out;
+    128 + the signal (130 for Ctrl-C, 143 for SIGTERM) when a sweep was interrupted.
+    """
+    import warnings  # noqa: PLC0415
+
+    from .experiments import SweepFailed, SweepInterrupted  # noqa: PLC0415
+
     args = _parser().parse_args(argv)
+    shown, warnings.showwarning = warnings.showwarning, _one_line_warning
     try:
         return _main(args)
     except BrokenPipeError:  # output piped into `head` and cut: not an error
-        sys.stderr.close()
+        if sys.stderr is not None:
+            sys.stderr.close()
         return 0
+    except SweepInterrupted as stop:  # every finished block is written; the message says how many
+        print(f"damlite: {stop}", file=sys.stderr)
+        _exit_now_on_signal(128 + int(stop.signum))
+        return 128 + int(stop.signum)
     except KeyboardInterrupt:
-        print("damlite: interrupted; rerun the same command to resume", file=sys.stderr)
+        print("damlite: interrupted" + ("; rerun the same command to resume" if args.command == "sweep" else ""),
+              file=sys.stderr)
         return 130
+    except SweepFailed as err:
+        print(f"damlite: error: {err}", file=sys.stderr)
+        return 1
+    except MemoryError as err:
+        print(f"damlite: error: out of memory ({err or 'an allocation failed'}); lower --memory-budget (MiB) "
+              f"or run fewer --workers", file=sys.stderr)
+        return 1
     except (ValueError, TypeError, OSError, RuntimeError) as err:
         if os.environ.get("DAMLITE_TRACEBACK"):
             raise
         print(f"damlite: error: {err}", file=sys.stderr)
         return 2
+    except Exception as err:  # noqa: BLE001 - a bug: one line, the traceback on request
+        if os.environ.get("DAMLITE_TRACEBACK"):
+            raise
+        print(f"damlite: internal error (a bug, please report it): {type(err).__name__}: {err}; "
+              f"set DAMLITE_TRACEBACK=1 for the traceback", file=sys.stderr)
+        return 1
+    finally:
+        warnings.showwarning = shown
 
 
 def _main(args):
@@ -85,11 +159,9 @@ def _main(args):
             raise ValueError(f"--workers must be >= 1, got {args.workers}")
         if args.max_blocks is not None and args.max_blocks < 0:
             raise ValueError(f"--max-blocks must be >= 0, got {args.max_blocks}")
-        if args.memory_budget is not None and not (math.isfinite(args.memory_budget) and args.memory_budget > 0):
-            raise ValueError(f"--memory-budget must be a positive number of MiB, got {args.memory_budget}")
+        budget = _memory_budget_bytes(args.memory_budget)
         profile = ex.profile_name(args.profile)
-        blocks = _select(ex.profile_blocks(args.task, profile), args.only)
-        budget = None if args.memory_budget is None else int(args.memory_budget * 2**20)
+        blocks = _select(ex.profile_blocks(args.task, profile), args.only, f"{args.task}-{profile}")
         executor = client = None
         if args.scheduler:
             from dask.distributed import Client  # noqa: PLC0415
@@ -100,23 +172,23 @@ def _main(args):
         try:
             path = ex.run_sweep(args.task, profile, blocks=blocks, out_dir=args.out, executor=executor,
                                 workers=args.workers, backend=args.backend, memory_budget=budget,
-                                progress=not args.no_progress, max_blocks=args.max_blocks)
+                                progress=not args.no_progress, max_blocks=args.max_blocks,
+                                keep_going=args.keep_going)
         finally:
             if client is not None:
                 client.close()
-        done = {line["key"] for line in ex.read_results(path)}
+        done = {line["key"] for line in ex.read_results(path, task=args.task, profile=profile, warn=False)}
         left = sum(b.key not in done for b in blocks)
         print(f"{path}: {len(blocks) - left}/{len(blocks)} blocks done, {left} left "
               f"({time.perf_counter() - start:.1f} s this run)")
         return 0
     if args.command == "summarize":
-        from pathlib import Path  # noqa: PLC0415
-
-        if not Path(args.path).is_file():
+        if not os.path.lexists(args.path):
             raise ValueError(f"{args.path}: no such result file (run `python -m damlite sweep ...` first)")
-        records = ex.load_records(args.path)
+        records = ex.load_records(args.path)  # a directory, a FIFO or a dangling link: an error naming it
         if not records:
-            raise ValueError(f"{args.path}: no finished block in this file yet")
+            raise ValueError(f"{args.path}: no complete, valid block in this file (a sweep appends one line per "
+                             f"finished block)")
         need = ("task", "variant", "n", "grid", "dtype", "inv_temperature", "learning_rate")
         missing = sorted({k for r in records for k in need if k not in r})
         if missing:
@@ -129,13 +201,16 @@ def _main(args):
             return 0
         print(f"{'N':>4} {'variant':>10} {'dtype':>7} {'grid':>6} {'n':>4} {'best':>7} {'1/T*':>9} {'lr*':>7} {'good':>6}")
         for r in rows:
-            print(f"{r['N']:>4} {r['variant']:>10} {r['dtype']:>7} {r['grid']:>6} {r['n']:>4} {r['best']:7.3f} "
+            print(f"{r['N']!s:>4} {r['variant']:>10} {r['dtype']:>7} {r['grid']:>6} {r['n']:>4} {r['best']:7.3f} "
                   f"{r['best_inv_temperature']:9.4g} {r['best_learning_rate']:7.3g} {r['good_fraction']:6.2f}")
+        if any(math.isnan(r["best"]) for r in rows):
+            print("nan: every network of that row failed (non-finite values)")
         return 0
     if args.command == "list":
         profile = ex.profile_name(args.profile)
         blocks = ex.profile_blocks(args.task, profile)
-        done = {line["key"] for line in ex.read_results(ex.results_path(args.out, args.task, profile))}
+        done = {line["key"] for line in ex.read_results(ex.results_path(args.out, args.task, profile),
+                                                        task=args.task, profile=profile)}
         shown = ("interaction", "leak", "epsilon", "memories", "init", "relaxation", "zero_sign")
         for b in blocks:
             extra = " ".join(f"{k}={b.options[k]}" for k in shown if k in b.options)

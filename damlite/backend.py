@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namespace
+from ._version import __version__
 
 __all__ = [
     "BackendUnavailableError",
@@ -31,6 +32,9 @@ __all__ = [
     "to_numpy",
     "to_device",
     "resolve_dtype",
+    "auto_dtype",
+    "fast_float64",
+    "FAST_FLOAT64_CAPABILITIES",
 ]
 
 _VALID = ("auto", "numpy", "cupy")
@@ -51,7 +55,7 @@ class BackendInfo:
     detail: str = ""  # the underlying error, where the automatic choice fell back to NumPy
 
     def __str__(self) -> str:  # wrapped to 88 columns: a terminal's or a book page's width
-        text = f"damlite backend: {self.name} on {self.device} ({self.reason})"
+        text = f"damlite {__version__}, backend: {self.name} on {self.device} ({self.reason})"
         return textwrap.fill(text, 88, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
@@ -167,11 +171,52 @@ def to_device(x, xp, device=None, dtype=None):
     return xp.asarray(x, dtype=dtype, device=device)
 
 
-def resolve_dtype(xp, dtype):
-    """Map 'float16'/'float32'/'float64' (or an xp dtype) to the dtype object of ``xp``."""
+#: Compute capabilities whose GPUs run float64 at half (or more) their float32 rate: the
+#: data-centre parts P100 (6.0), V100 (7.0), A100 (8.0), H100/H200 (9.0), B200 (10.0). The
+#: others (T4 7.5, A10 8.6, L4 8.9, consumer cards) run it 32-64 times slower.
+FAST_FLOAT64_CAPABILITIES = ((6, 0), (7, 0), (8, 0), (9, 0), (10, 0))
+
+
+def fast_float64(xp) -> bool:
+    """True where float64 is about as fast as it can be: the CPU, and GPUs in :data:`FAST_FLOAT64_CAPABILITIES`."""
+    if not is_cupy_namespace(xp):
+        return True
+    import cupy  # noqa: PLC0415
+
+    return capability_has_fast_float64(cupy.cuda.Device().compute_capability)
+
+
+def capability_has_fast_float64(capability: str) -> bool:
+    """Whether a CUDA compute capability as CuPy spells it ("75", "90", "100") runs float64 fast.
+
+    >>> capability_has_fast_float64("75"), capability_has_fast_float64("90")
+    (False, True)
+    """
+    return (int(capability[:-1]), int(capability[-1])) in FAST_FLOAT64_CAPABILITIES
+
+
+def auto_dtype(xp, variant) -> str:
+    """The dtype ``"auto"`` stands for: ``"float32"`` for the normalized network on a GPU without fast
+    float64 (a Colab T4, say), else ``"float64"``.
+
+    The normalized network keeps its arguments of F near 1, so float32 holds its numbers (the
+    book's chapter 3); the original network's grow like N**n and need float64.
+
+    >>> import numpy as np
+    >>> auto_dtype(np, "normalized")
+    'float64'
+    """
+    return "float32" if variant == "normalized" and not fast_float64(xp) else "float64"
+
+
+def resolve_dtype(xp, dtype, variant=None):
+    """Map 'float16'/'float32'/'float64' (or an xp dtype) to the dtype object of ``xp``;
+    ``"auto"`` is :func:`auto_dtype` for ``variant``."""
+    if dtype == "auto":
+        dtype = auto_dtype(xp, variant)
     if isinstance(dtype, str):
         if dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+            raise ValueError(f"dtype must be one of {_DTYPES} or 'auto', got {dtype!r}")
         return getattr(xp, dtype)
     for name in _DTYPES:
         if dtype == getattr(xp, name):

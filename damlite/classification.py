@@ -23,7 +23,7 @@ variant        beta_in       beta_out
 =============  ============  ===============
 
 For an interaction homogeneous of degree n the two agree exactly when
-``T_normalized = T_original / N`` (:func:`equivalent_temperature`).
+``T_normalized = T_original / N`` (:func:`damlite.equivalent_temperature`).
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ import numpy as np
 from .backend import array_namespace, get_backend, itemsize_of, resolve_dtype, to_numpy
 from .datasets import bipolar_one_hot
 from .interactions import make_interaction
+from .model import equivalent_temperature  # noqa: F401  (public here before 0.2)
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, per_network_scalar, quiet_numpy
 from .training import train_memories
 from .validation import check_positive, check_random_state
@@ -79,25 +80,6 @@ def classifier_scales(variant, temperature, n, n_features):
     if variant == "normalized":
         return 1.0 / (n_features * T), np.ones_like(T)
     raise ValueError(f"variant must be 'original' or 'normalized', got {variant!r}")
-
-
-def equivalent_temperature(temperature, n_features, *, to="normalized"):
-    """The other variant's temperature giving the same C for a homogeneous interaction.
-
-    ``(1/(N T'))**n = 1/T**n`` gives ``T' = T / N`` (original -> normalized) and
-    ``T = N T'`` back (``to="original"``). Independent of n.
-
-    >>> equivalent_temperature(540.0, 794)
-    0.6801007556675063
-    """
-    T = np.asarray(temperature, dtype=np.float64)
-    if to == "normalized":
-        out = T / n_features
-    elif to == "original":
-        out = T * n_features
-    else:
-        raise ValueError(f"to must be 'normalized' or 'original', got {to!r}")
-    return float(out) if out.ndim == 0 else out
 
 
 def parameter_grid(learning_rates, temperatures):
@@ -252,7 +234,7 @@ class ClassificationResult:
     settings: dict = field(default_factory=dict)
 
     def grid(self, values, shape):
-        """Reshape a per-network array (..., G) to (..., *shape), e.g. (n_lr, n_T)."""
+        """Reshape a per-network array ``(..., G)`` to ``(..., *shape)``, e.g. ``(n_lr, n_T)``."""
         values = np.asarray(values)
         return values.reshape(*values.shape[:-1], *shape)
 
@@ -283,7 +265,7 @@ def train_classifiers(
     initial_memories=None,
     random_state=None,
     backend="auto",
-    dtype="float64",
+    dtype="auto",
     memory_budget=DEFAULT_MEMORY_BUDGET,
     progress=False,
     on_epoch=None,
@@ -315,6 +297,9 @@ def train_classifiers(
         Start from these instead of a random draw.
     on_epoch : callable(epoch, result_so_far) -> bool, optional
         Called after each scored epoch; returning True stops training.
+    dtype : {"auto", "float64", "float32"}
+        ``"auto"``: float32 for the normalized network on a GPU without fast float64
+        (:func:`damlite.backend.auto_dtype`), float64 otherwise.
 
     Returns
     -------
@@ -327,7 +312,8 @@ def train_classifiers(
     if clamp not in ("inputs", "all", "none"):
         raise ValueError(f"clamp must be 'inputs', 'all' or 'none', got {clamp!r}")
     xp, info = get_backend(backend)
-    dt = resolve_dtype(xp, dtype)
+    dt = resolve_dtype(xp, dtype, variant)
+    dtype = str(dt).rsplit(".", 1)[-1].strip("'>")
     X_train = np.asarray(to_numpy(X_train))
     y_train = np.asarray(to_numpy(y_train), dtype=np.int64).reshape(-1)
     if X_train.ndim != 2 or X_train.shape[0] != y_train.shape[0]:

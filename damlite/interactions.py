@@ -82,6 +82,7 @@ class Interaction:
         return self.value_and_derivative(x)[1]
 
     def value_and_derivative(self, x, derivative: bool = True):
+        """(F(x), F'(x)), or (F(x), None) without the derivative: what a subclass implements."""
         raise NotImplementedError
 
     @property

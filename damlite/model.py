@@ -22,18 +22,65 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._sklearn import HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, NotFittedBase
 from .backend import get_backend, resolve_dtype, to_numpy
 from .interactions import make_interaction
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, neuron_index, quiet_numpy, relax
 from .training import train_memories
-from .validation import check_number, check_positive, check_random_state, check_states
+from .validation import check_labels, check_number, check_positive, check_random_state, check_states
 
-__all__ = ["DenseAssociativeMemory", "NotFittedError", "NumericalOverflowError", "NumericalUnderflowWarning",
-           "RelaxResult"]
+__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "NotFittedError", "NumericalOverflowError",
+           "NumericalUnderflowWarning", "RelaxResult", "equivalent_temperature"]
 
 VARIANTS = ("original", "normalized")
 SCALINGS = ("fixed", "adaptive")
+#: T' of the normalized network when ``temperature=None`` (the original network gets T = N T').
+DEFAULT_NORMALIZED_TEMPERATURE = 0.5
+#: Training settings that were ``fit`` keywords before 0.x: constructor parameters now.
+_TRAINING_PARAMS = ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size", "normalize_step", "clamp",
+                    "neurons", "warm_start")
 _MAX = {"float16": 65504.0, "float32": 3.4028235e38, "float64": 1.7976931348623157e308}
+
+
+def equivalent_temperature(temperature, n_features, *, to="normalized"):
+    r"""The other variant's temperature giving the same outputs C for a homogeneous interaction.
+
+    For F homogeneous of degree n, :math:`(1/(N T'))^n F(x) = F(x)/T^n` exactly when
+
+    .. math:: T = N\,T',
+
+    so ``to="normalized"`` returns :math:`T' = T/N` and ``to="original"`` returns
+    :math:`T = N T'`, whatever n.
+
+    Parameters
+    ----------
+    temperature : float or array_like
+        T of the original network (``to="normalized"``) or T' of the normalized one.
+    n_features : int
+        N, the number of neurons (for a classifier: inputs plus class neurons).
+    to : {"normalized", "original"}, default "normalized"
+        The variant whose temperature is wanted.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> import damlite
+    >>> damlite.equivalent_temperature(540.0, 794)
+    0.6801007556675063
+    >>> damlite.equivalent_temperature(0.5, 100, to="original")
+    50.0
+    """
+    T = np.asarray(temperature, dtype=np.float64)
+    if to == "normalized":
+        out = T / n_features
+    elif to == "original":
+        out = T * n_features
+    else:
+        raise ValueError(f"to must be 'normalized' or 'original', got {to!r}")
+    return float(out) if out.ndim == 0 else out
 
 
 class NumericalOverflowError(FloatingPointError):
@@ -44,8 +91,12 @@ class NumericalUnderflowWarning(RuntimeWarning):
     """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
 
 
-class NotFittedError(ValueError, AttributeError):
-    """The estimator has no memories yet (scikit-learn's convention: both ValueError and AttributeError)."""
+class NotFittedError(NotFittedBase):
+    """The estimator has no memories yet.
+
+    Both a ValueError and an AttributeError (scikit-learn's convention), and
+    scikit-learn's own ``NotFittedError`` where scikit-learn is installed.
+    """
 
 
 #: Parameters the memories depend on: changing one after fit makes them another network's.
@@ -60,64 +111,125 @@ class RelaxResult(NamedTuple):
     n_sweeps: int
 
 
-class DenseAssociativeMemory:
-    """Dense Associative Memory (Krotov & Hopfield 2016) with the paper's normalization.
+class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
+    r"""Dense Associative Memory (Krotov & Hopfield 2016), original or normalized: an estimator.
 
-    The defaults work on the paper's autoassociative task: with 40 memories,
-    ``fit(patterns, epochs=300)`` on 20 random patterns of N = 100 keeps every
-    bit when relaxed from the patterns (checked in the tests for n = 10, 20 and 30).
-    Why these (measured on that task, 16 pattern sets for each n in {3, 5, 10, 20,
-    30}: every bit kept in every set): memories start as weak noisy copies of
-    the training patterns (``init="patterns"``), so every pattern has memories
-    of its own from the first step. Started from noise instead (``"normal"``,
-    the sweeps' and the public codes' choice), each memory drifts to the pattern
-    it happens to start closest to; with two memories per pattern some patterns
-    get none and stay unstored (at n = 30 about 45 % of bits fall), and with a
-    rectified F a memory that no pattern activates gets no gradient at all. The
-    polynomial F has no such dead memories; 1/T' = 2 sits inside the normalized
-    network's good region for 3 <= n <= 20 in chapter 6's sweeps.
+    One class for both tasks. ``fit(X)`` stores ±1 patterns (an *associative
+    memory*: :meth:`recall` and :meth:`score` give the recalled patterns and the
+    fraction of bits recovered); ``fit(X, y)`` trains a *classifier* on inputs in
+    [-1, 1] (:meth:`predict`, :meth:`score` as accuracy). Every setting is a
+    constructor parameter, so scikit-learn's ``clone``, ``GridSearchCV`` and
+    ``Pipeline`` work (scikit-learn is optional).
+
+    A neuron i of a state s is updated to the sign of its energy difference
+
+    .. math:: \Delta_i = \sum_{\mu=1}^{K} \big[F(a(\zeta_{\mu i} + s_{\mu i}))
+              - F(a(-\zeta_{\mu i} + s_{\mu i}))\big],
+              \qquad s_{\mu i} = \sum_{j \ne i} \zeta_{\mu j}\, s_j,
+
+    and learning minimises :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}` with
+
+    .. math:: C_{bi} = \tanh\Big(\beta_\text{out} \sum_\mu \big[F(\beta_\text{in}(\zeta_{\mu i} + s_{\mu i}))
+              - F(\beta_\text{in}(-\zeta_{\mu i} + s_{\mu i}))\big]\Big).
+
+    The original network has :math:`a = \beta_\text{in} = 1`,
+    :math:`\beta_\text{out} = 1/T^n`; the normalized one :math:`a = 1/N`,
+    :math:`\beta_\text{in} = 1/(N T')`, :math:`\beta_\text{out} = 1`. For an
+    interaction homogeneous of degree n the two compute the same C exactly when
+    **T = N T'** (:func:`damlite.equivalent_temperature`), so the default
+    ``temperature=None`` means T' = 0.5 for the normalized network and the
+    equivalent T = N/2 for the original one.
+
+    With 40 memories, 300 epochs and the other defaults, training on 20 random
+    patterns of N = 100 keeps at least 99 % of their bits when they are relaxed,
+    for n = 10, 20 and 30 (tested). Memories start as weak noisy copies of the training rows
+    (``init="patterns"``), so every pattern has memories of its own from the first
+    step; started from noise (``"normal"``, the sweeps' and the public codes'
+    choice) each memory drifts to the pattern it starts closest to, and some
+    patterns get none. A fit whose loss never moves warns with a
+    :class:`ConvergenceWarning` that says what to change.
 
     Parameters
     ----------
-    n_memories : int
+    n_memories : int, default 100
         K, the number of memory vectors.
-    interaction : {"polynomial", "rectified_polynomial", "leaky_rectified_polynomial", "exponential",
-                   "author_rectified_polynomial"}
-    n : int
-        Interaction vertex (the power of the polynomial interactions).
-    variant : {"normalized", "original"}
-        Where the scale factors sit (see the module docstring).
-    temperature : float
-        T > 0; beta_out = 1/T**n (original) or beta_in = 1/(N T) (normalized).
-    error_exponent : int
-        m >= 1 in the loss sum (t - C)**(2m).
-    scaling : {"fixed", "adaptive"}
+    interaction : str, default "polynomial"
+        F: "polynomial" (x^n), "rectified_polynomial" (max(x, 0)^n),
+        "leaky_rectified_polynomial", "exponential" (e^x) or
+        "author_rectified_polynomial" (see :func:`~damlite.interactions.make_interaction`).
+    n : int, default 10
+        The interaction vertex: the power of the polynomial interactions.
+    variant : str, default "normalized"
+        "normalized" or "original": where the scale factors sit (above).
+    temperature : float or None, default None
+        T > 0 of the original network, T' > 0 of the normalized one. None:
+        T' = 0.5, or T = N T' = N/2 for the original network (the fitted value
+        is ``temperature_``).
+    error_exponent : int, default 1
+        m >= 1 in the loss :math:`\sum (t - C)^{2m}`.
+    scaling : str, default "fixed"
         "adaptive" divides each neuron's arguments by their largest magnitude
-        before F in updates: exact signs for homogeneous F at any n.
-    epsilon, leak : float, {"paper", "code"}
-        The leaky rectified polynomial's slope for x < 0: F(x) = -eps x
-        (``leak="paper"``, as the paper writes it) or +eps x (``leak="code"``, as
-        the paper author's code computes it).
-    init : {"patterns", "normal", "uniform"}
-        How memories start: ``"patterns"``, init_std * (a training row) plus
-        N(0, init_std**2) noise, the rows taken in a shuffled round robin so that
-        every row gets K/B memories (for a classifier the row is the input and its
-        bipolar one-hot label); ``"normal"``, N(init_mean, init_std**2) draws;
-        ``"uniform"``, U[0, 1) draws (the paper author's early code). Clipped to [-1, 1].
-    init_mean, init_std : float
-        Mean (``"normal"`` only) and spread of the initial memories.
-    backend : {"auto", "numpy", "cupy"}
-    dtype : {"float64", "float32", "float16"}
-    random_state : None, int or numpy.random.Generator
-    memory_budget : int
+        before F in updates: exact signs for a homogeneous F at any n.
+    epsilon : float, default 0.01
+        The leaky rectified polynomial's slope for x < 0.
+    leak : str, default "paper"
+        Its sign: F(x) = -eps x for x < 0 ("paper", as the paper writes it) or
+        +eps x ("code", as the paper author's code computes it).
+    init : str, default "patterns"
+        How memories start: "patterns", init_std times a training row plus
+        N(0, init_std^2) noise, the rows taken in a shuffled round robin (for a
+        classifier the row is the input and its bipolar one-hot label);
+        "normal", N(init_mean, init_std^2) draws; "uniform", U[0, 1) draws.
+        Clipped to [-1, 1].
+    init_mean : float, default 0.0
+        Mean of the initial memories ("normal" only).
+    init_std : float, default 0.1
+        Spread of the initial memories.
+    epochs : int, default 100
+        Passes over the training data.
+    learning_rate : float, default 0.1
+        The step size in the first epoch (see :mod:`damlite.training`).
+    lr_decay : float, default 1.0
+        Factor applied to the learning rate after each epoch, in (0, 1].
+    momentum : float, default 0.0
+        Velocity kept from one minibatch to the next, in [0, 1).
+    batch_size : int or None, default None
+        Rows per minibatch; None: all rows at once.
+    normalize_step : bool, default True
+        Divide each memory's step by its largest entry (Krotov & Hopfield).
+    clamp : bool, default True
+        Keep the memory entries of the input neurons in [-1, 1].
+    neurons : slice, sequence of int or None, default None
+        Train only these neurons' predictions (associative memory only).
+    warm_start : bool, default False
+        Continue from the current memories instead of starting afresh. Each fit
+        starts the optimiser anew (zero velocity, ``learning_rate`` undecayed).
+    backend : str, default "auto"
+        "auto" (CuPy on a usable GPU, else NumPy), "numpy" or "cupy".
+    dtype : str, default "auto"
+        "float64", "float32" or "float16" (normalized network only). "auto": float32 for the
+        normalized network on a GPU without fast float64 (a Colab T4, say), float64 otherwise
+        (:func:`damlite.backend.auto_dtype`); the dtype in use is ``dtype_``.
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the initial memories, the minibatch order and the update order.
+    memory_budget : int, default DEFAULT_MEMORY_BUDGET
         Bytes allowed for the largest intermediate tensors (work is chunked).
 
     Attributes
     ----------
     memories_ : array of shape (K, N)
-        The memory vectors (settable).
+        The memory vectors (settable: assign patterns to store them as they are).
     loss_curve_ : ndarray of shape (epochs,)
-    classes_ : ndarray, set by ``fit(X, y)``
+        The loss L of each epoch, summed over the epoch's minibatches (computed
+        before each minibatch's step).
+    temperature_ : float
+        The temperature in use (``temperature``, or the default above for N).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (a classifier only).
+    n_features_in_ : int
+        Features of X seen by ``fit``: N, or N minus the class neurons.
+    fit_seconds_ : float
+        Wall-clock time of the last ``fit``.
 
     Examples
     --------
@@ -125,11 +237,13 @@ class DenseAssociativeMemory:
     >>> rng = np.random.default_rng(0)
     >>> patterns = np.where(rng.random((5, 64)) < 0.5, -1.0, 1.0)
     >>> dam = damlite.DenseAssociativeMemory(10, interaction="polynomial", n=4, temperature=0.3,
-    ...                                      backend="numpy", random_state=0)
-    >>> dam = dam.fit(patterns, epochs=100, learning_rate=0.1)
+    ...                                      epochs=100, learning_rate=0.1, backend="numpy", random_state=0)
+    >>> dam = dam.fit(patterns)
     >>> noisy = patterns.copy(); noisy[:, :6] *= -1
-    >>> bool((damlite.to_numpy(dam.relax(noisy).states) == patterns).all())
+    >>> bool((dam.recall(noisy) == patterns).all())
     True
+    >>> dam.score(noisy, patterns)
+    1.0
     """
 
     def __init__(
@@ -139,7 +253,7 @@ class DenseAssociativeMemory:
         interaction="polynomial",
         n=10,
         variant="normalized",
-        temperature=0.5,
+        temperature=None,
         error_exponent=1,
         scaling="fixed",
         epsilon=1e-2,
@@ -147,8 +261,17 @@ class DenseAssociativeMemory:
         init="patterns",
         init_mean=0.0,
         init_std=0.1,
+        epochs=100,
+        learning_rate=0.1,
+        lr_decay=1.0,
+        momentum=0.0,
+        batch_size=None,
+        normalize_step=True,
+        clamp=True,
+        neurons=None,
+        warm_start=False,
         backend="auto",
-        dtype="float64",
+        dtype="auto",
         random_state=None,
         memory_budget=DEFAULT_MEMORY_BUDGET,
     ):
@@ -164,6 +287,15 @@ class DenseAssociativeMemory:
         self.init = init
         self.init_mean = init_mean
         self.init_std = init_std
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.lr_decay = lr_decay
+        self.momentum = momentum
+        self.batch_size = batch_size
+        self.normalize_step = normalize_step
+        self.clamp = clamp
+        self.neurons = neurons
+        self.warm_start = warm_start
         self.backend = backend
         self.dtype = dtype
         self.random_state = random_state
@@ -177,7 +309,8 @@ class DenseAssociativeMemory:
             raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
-        check_positive(self.temperature, "temperature")
+        if self.temperature is not None:
+            check_positive(self.temperature, "temperature")
         m = self.error_exponent
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
             raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
@@ -187,14 +320,14 @@ class DenseAssociativeMemory:
         check_number(self.init_std, "init_std", low=0)
         if self.memory_budget is not None:
             check_number(self.memory_budget, "memory_budget", low=1)
-        if self.dtype not in ("float16", "float32", "float64"):
-            raise ValueError(f"dtype must be 'float16', 'float32' or 'float64', got {self.dtype!r}")
+        if self.dtype not in ("auto", "float16", "float32", "float64"):
+            raise ValueError(f"dtype must be 'auto', 'float16', 'float32' or 'float64', got {self.dtype!r}")
         check_random_state(self.random_state)
         self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
         if self.scaling == "adaptive" and self.interaction_.degree is None:
             raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
         self.xp_, self.backend_info_ = get_backend(self.backend)
-        self.dtype_ = resolve_dtype(self.xp_, self.dtype)
+        self.dtype_ = resolve_dtype(self.xp_, self.dtype, self.variant)
         if self.dtype == "float16" and self.variant == "original":
             raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
 
@@ -245,6 +378,41 @@ class DenseAssociativeMemory:
             self.__dict__.pop(attr, None)
         return self
 
+    def __sklearn_is_fitted__(self):
+        """Fitted means: has memories (scikit-learn's ``check_is_fitted`` asks this)."""
+        return hasattr(self, "_memories")
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: a classifier whose ``y`` is optional (``fit(X)`` stores patterns)."""
+        if not HAVE_SKLEARN:
+            raise ImportError("__sklearn_tags__ needs scikit-learn")
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    def __repr__(self, N_CHAR_MAX=700):
+        """``DenseAssociativeMemory(...)`` with the parameters that differ from their defaults (scikit-learn's style)."""
+        import inspect  # noqa: PLC0415
+
+        defaults = {k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items() if k != "self"}
+        changed = []
+        for name in self._param_names():
+            value, default = getattr(self, name), defaults[name]
+            same = value is default or (type(value) is type(default) and value == default)
+            if not same:
+                changed.append(f"{name}={value!r}")
+        head = f"{type(self).__name__}("
+        lines, line = [], head
+        for k, part in enumerate(changed):  # wrapped at 88 columns, continuation lines under the first
+            piece = part + ("," if k < len(changed) - 1 else ")")
+            if line not in (head, " " * len(head)) and len(line) + 1 + len(piece) > 88:
+                lines.append(line.rstrip())
+                line = " " * len(head)
+            line += ("" if line in (head, " " * len(head)) else " ") + piece
+        return "\n".join(lines + [line if changed else head + ")"])
+
     def __getstate__(self):
         """Fitted attributes as data: arrays to NumPy, no module objects (pickle, deepcopy, joblib)."""
         state = dict(self.__dict__)
@@ -267,11 +435,32 @@ class DenseAssociativeMemory:
             degree = getattr(self.interaction_, "n", 1)
         return degree
 
+    def _temperature(self, n_features):
+        """The temperature in use for N = ``n_features`` neurons (``temperature=None`` resolved).
+
+        ``None`` means T' = 0.5 for the normalized network and the equivalent
+        original network, T = N T' = N / 2.
+        """
+        if self.temperature is not None:
+            return self.temperature
+        if self.variant == "original":
+            return equivalent_temperature(DEFAULT_NORMALIZED_TEMPERATURE, n_features, to="original")
+        return DEFAULT_NORMALIZED_TEMPERATURE
+
+    @property
+    def temperature_(self):
+        """The temperature the fitted network uses (``temperature``, or with ``None`` T' = 0.5 or T = N T')."""
+        return float(self._temperature(self.memories_.shape[1]))
+
     def scales(self, n_features, temperature=None):
-        """Return (update scale a, beta_in, beta_out) for N = n_features (see module doc)."""
+        """Return (update scale a, beta_in, beta_out) for N = n_features (see module doc).
+
+        ``temperature`` defaults to the estimator's (with ``None``: T' = 0.5, or
+        T = N T' for the original network).
+        """
         self._ensure_setup()
         check_positive(n_features, "n_features", integer=True)
-        T = self.temperature if temperature is None else temperature
+        T = self._temperature(n_features) if temperature is None else temperature
         check_positive(T, "temperature")
         if self.variant == "original":
             n = self._degree_for_beta()
@@ -285,12 +474,12 @@ class DenseAssociativeMemory:
     def _learning_scales(self, N):
         """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
         _, b_in, b_out = self.scales(N)
-        tiny = float(np.finfo(self.dtype).tiny)
+        tiny = float(np.finfo(self._dtype_name).tiny)
         for name, value in (("beta_in", b_in), ("beta_out", b_out)):
-            if float(np.asarray(value, dtype=self.dtype)) < tiny:
+            if float(np.asarray(value, dtype=self._dtype_name)) < tiny:
                 warnings.warn(
-                    f"underflow: {name} = {value:.3g} is below the smallest normal {self.dtype} "
-                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self.temperature}); "
+                    f"underflow: {name} = {value:.3g} is below the smallest normal {self._dtype_name} "
+                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self._temperature(N):g}); "
                     "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
                     NumericalUnderflowWarning,
                     stacklevel=3,
@@ -338,12 +527,24 @@ class DenseAssociativeMemory:
 
     @property
     def n_features_(self):
+        """N, the number of neurons (for a classifier the inputs plus one per class)."""
         return self.memories_.shape[1]
 
+    @property
+    def n_features_in_(self):
+        """Features of X that ``fit`` saw (N for an associative memory, N minus the classes for a classifier)."""
+        return self.memories_.shape[1] - (len(self.classes_) if hasattr(self, "classes_") else 0)
+
     # ------------------------------------------------------------ numerics
+    @property
+    def _dtype_name(self):
+        """The dtype in use, as a name ("auto" resolved)."""
+        self._ensure_setup()
+        return str(self.dtype_).rsplit(".", 1)[-1].strip("'>")
+
     def _nonfinite(self, what, N):
         degree = self.interaction_.degree
-        dtype = str(self.dtype)
+        dtype = self._dtype_name
         hint = ""
         if degree is not None and self.variant == "original":
             hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
@@ -357,7 +558,7 @@ class DenseAssociativeMemory:
     def _warn_underflow(self, N):
         warnings.warn(
             f"underflow: terms of the energy difference rounded to 0 in the {self.variant} network "
-            f"(N={N}, n={self.n}, dtype={self.dtype}); some updates were decided by sign(0). "
+            f"(N={N}, n={self.n}, dtype={self._dtype_name}); some updates were decided by sign(0). "
             "Use scaling='adaptive' or a wider dtype.",
             NumericalUnderflowWarning,
             stacklevel=3,
@@ -365,9 +566,24 @@ class DenseAssociativeMemory:
 
     # -------------------------------------------------------------- dynamics
     def energy_difference(self, states):
-        """Delta_i = sum_mu F(a(zeta_i + s)) - F(a(-zeta_i + s)) for each state and neuron, (B, N).
+        r"""Each neuron's energy difference; its sign is the neuron's update.
 
-        Its sign is the update of neuron i; a = 1 (original) or 1/N (normalized).
+        .. math:: \Delta_i = \sum_\mu \big[F(a(\zeta_{\mu i} + s_{\mu i}))
+                  - F(a(-\zeta_{\mu i} + s_{\mu i}))\big], \qquad
+                  s_{\mu i} = \sum_{j \ne i} \zeta_{\mu j} \sigma_j
+
+        with a = 1 (original) or 1/N (normalized); ``scaling="adaptive"`` divides
+        each neuron's arguments by their largest magnitude first.
+
+        Parameters
+        ----------
+        states : array of shape (B, N)
+            ±1 states :math:`\sigma`.
+
+        Returns
+        -------
+        array of shape (B, N)
+            On the estimator's backend.
         """
         self._check_fitted()
         mem = self.memories_
@@ -386,16 +602,31 @@ class DenseAssociativeMemory:
         return delta[0]
 
     def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None):
-        """Relax ±1 states to a fixed point of the update (at most ``max_sweeps`` sweeps).
-
-        ``mode="async"``: one neuron at a time in a fresh random order per sweep
-        (the paper; seeded by ``random_state``, default: the estimator's).
-        ``mode="sync"``: all neurons at once. ``zero_sign`` is sign(0): +1 (the
-        paper), -1, or "keep". Returns a :class:`RelaxResult`.
+        r"""Relax ±1 states to a fixed point of :math:`\sigma_i \leftarrow \operatorname{sign}(\Delta_i)`.
 
         Underflow is checked at the end: if an energy difference of the relaxed
         states is exactly 0 only because terms rounded to 0, a
         :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
+
+        Parameters
+        ----------
+        states : array of shape (B, N)
+            ±1 starting states.
+        mode : {"async", "sync"}, default "async"
+            "async": one neuron at a time in a fresh random order per sweep (the
+            paper); "sync": all neurons at once.
+        max_sweeps : int, default 100
+            At most this many sweeps over the neurons.
+        zero_sign : {1, -1, "keep"}, default 1
+            sign(0): +1 (the paper), -1, or keep the neuron's current value.
+        random_state : None, int or numpy.random.Generator, default None
+            Seeds the update order; None: the estimator's ``random_state``.
+
+        Returns
+        -------
+        RelaxResult
+            ``states`` (B, N) on the estimator's backend, ``converged`` (B,) and
+            ``n_sweeps``; :meth:`recall` returns the states as NumPy.
         """
         self._check_fitted()
         mem = self.memories_
@@ -430,12 +661,8 @@ class DenseAssociativeMemory:
             N = self.memories_.shape[1] if hasattr(self, "_memories") else None
             xi = check_states(X, xp, self.dtype_, N, "X")
             return xi, xi, slice(None), slice(None)
+        labels = check_labels(y, None)  # label errors before those of X, as scikit-learn
         X = check_states(X, xp, self.dtype_, None, "X", bipolar=False)
-        labels = np.asarray(to_numpy(y)).reshape(-1)
-        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-            raise ValueError("y contains NaN or inf")
-        if labels.dtype.kind in "cOV":
-            raise TypeError(f"y must hold class labels (integers or strings), got {labels.dtype} values")
         if labels.shape[0] != X.shape[0]:
             raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
         if not hasattr(self, "classes_"):
@@ -464,47 +691,73 @@ class DenseAssociativeMemory:
         return loss, grad
 
     def loss(self, X, y=None):
-        """L = sum_{a,i} (t_{a,i} - C_{a,i})**(2m) on X (targets: X itself, or y's one-hot)."""
+        r"""The training loss :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}` on X.
+
+        The targets t are X itself (an associative memory) or the bipolar one-hot
+        code of ``y`` (a classifier's class neurons); C is as in the class docstring.
+
+        Returns
+        -------
+        float
+        """
         loss, _ = self._loss_and_gradient(X, y, gradient=False, what="loss")
         return float(to_numpy(loss)[0])
 
     def loss_gradient(self, X, y=None):
-        """dL/dzeta, shape (K, N), derived by hand (see :func:`damlite.network.loss_and_gradient`)."""
+        r"""The gradient :math:`\partial L / \partial \zeta_{\mu i}` of :meth:`loss`, shape (K, N).
+
+        Derived by hand (see :func:`damlite.network.loss_and_gradient`), checked
+        against finite differences and an mpmath reference in the tests.
+        """
         _, grad = self._loss_and_gradient(X, y, gradient=True, what="loss_gradient")
         return grad[0]
 
-    def fit(self, X, y=None, *, epochs=100, learning_rate=0.1, lr_decay=1.0, momentum=0.0, batch_size=None,
-            normalize_step=True, clamp=True, neurons=None, warm_start=False, progress=False, temperature=None):
+    def fit(self, X, y=None, *, progress=False, **deprecated):
         """Train the memories by gradient descent on :meth:`loss`.
+
+        The optimiser's settings are constructor parameters (``epochs``,
+        ``learning_rate``, ``lr_decay``, ``momentum``, ``batch_size``,
+        ``normalize_step``, ``clamp``, ``neurons``, ``warm_start``), so that
+        ``GridSearchCV`` and ``clone`` see them.
 
         Parameters
         ----------
-        X : array (B, N)
-            ±1 patterns to store (y None), or inputs in [-1, 1] to classify.
-        y : array (B,), optional
+        X : array of shape (B, N) or (B, D)
+            ±1 patterns to store (``y`` None), or inputs in [-1, 1] to classify.
+        y : array of shape (B,), optional
             Class labels: memories get one extra neuron per class, only the
             class neurons are evaluated (from the all -1 label state) and left
             unclamped.
-        epochs, learning_rate, lr_decay, momentum, batch_size
-            The optimiser (see :mod:`damlite.training`); lr decays per epoch.
-        normalize_step : bool
-            Divide each memory's step by its largest entry (Krotov & Hopfield).
-        clamp : bool
-            Keep memory entries of the input neurons in [-1, 1].
-        neurons : slice or array of int, optional
-            Train only these neurons' predictions (autoassociative mode): a
-            slice or distinct neuron indices, e.g. ``[0, 3, 7]``.
-        warm_start : bool
-            Continue from the current memories instead of re-initialising. Each call
-            starts the optimiser afresh (zero velocity, ``learning_rate`` undecayed),
-            and with an integer ``random_state`` each call shuffles the minibatches in
-            the same order: pass the decayed rate, or a Generator, to continue a schedule.
-        temperature : ignored unless not None: a shortcut to set ``self.temperature``.
-        progress : bool
-            Show a progress bar.
+        progress : bool, default False
+            Show a progress bar (kept on screen when training ends).
+        **deprecated
+            The settings above as ``fit`` keywords, and ``temperature``: accepted
+            for one release with a :class:`FutureWarning`. They apply to this
+            call only (``temperature`` sets ``self.temperature``, as before).
+
+        Returns
+        -------
+        self : DenseAssociativeMemory
         """
-        if temperature is not None:
-            self.temperature = temperature
+        unknown = sorted(set(deprecated) - set(_TRAINING_PARAMS) - {"temperature"})
+        if unknown:
+            raise TypeError(f"fit() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+        if deprecated:
+            names = ", ".join(sorted(deprecated))
+            warnings.warn(
+                f"fit({names}=...) is deprecated and will be removed in the next release: these are "
+                f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
+                f"set_params({names}=...), then fit(X, y)",
+                FutureWarning,
+                stacklevel=2,
+            )
+            if deprecated.get("temperature") is not None:
+                self.temperature = deprecated["temperature"]
+        opts = {name: deprecated.get(name, getattr(self, name)) for name in _TRAINING_PARAMS}
+        epochs, learning_rate, lr_decay, momentum, batch_size = (
+            opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
+        normalize_step, clamp, neurons, warm_start = (
+            opts[k] for k in ("normalize_step", "clamp", "neurons", "warm_start"))
         self._validate_params()
         check_positive(learning_rate, "learning_rate")
         check_positive(epochs, "epochs", integer=True)
@@ -537,6 +790,7 @@ class DenseAssociativeMemory:
                 rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
             rng = self._init_memories(rows)
         b_in, b_out = self._learning_scales(N)
+        initial = self.memories_
         result = train_memories(
             self.memories_[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
             learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
@@ -551,7 +805,51 @@ class DenseAssociativeMemory:
         self.loss_curve_ = result.loss[:, 0]
         self.fit_seconds_ = result.seconds
         self._check_learning_underflow(probes, train_neurons, b_in)
+        self._check_frozen(initial, probes, train_neurons, b_in, b_out)
         return self
+
+    def _outputs(self, probes, neurons, beta_in, beta_out):
+        """C = tanh(beta_out Delta) of the evaluated ``neurons`` for ``probes``, shape (B, M)."""
+        with quiet_numpy():
+            delta = energy_difference(self.memories_[None], probes, self.interaction_, beta_in,
+                                      neurons=neurons, memory_budget=self._budget)[0]
+        if not bool(self.xp_.all(self.xp_.isfinite(delta))):
+            raise self._nonfinite("decision_function", self.memories_.shape[1])
+        return self.xp_.tanh(beta_out * delta)
+
+    def _check_frozen(self, initial, probes, neurons, beta_in, beta_out, rows=256):
+        """Warn (ConvergenceWarning) when the loss never moved and the memories stayed where they started."""
+        curve = np.asarray(self.loss_curve_, dtype=np.float64)
+        if curve.size == 0 or curve[-1] == 0.0:  # nothing to learn: every output already exact
+            return
+        still = bool(self.xp_.all(self.memories_ == initial))
+        flat = curve.size > 1 and float(np.ptp(curve)) <= 1e-12 * abs(float(curve[0]))
+        if not (still or flat):
+            return
+        N = probes.shape[1]
+        C = np.asarray(to_numpy(self._outputs(probes[:rows], neurons, beta_in, beta_out)))
+        saturated, vanishing = float(np.mean(np.abs(C) == 1.0)), float(np.mean(np.abs(C) < 1e-6))
+        T = float(self._temperature(N))
+        if vanishing > 0.5:
+            why = (f"{vanishing:.0%} of the outputs C = tanh(beta_out Delta) are below 1e-6 in size "
+                   "(F of arguments below 1 vanishes for large n)")
+            hint = "Lower the temperature or n, start from larger memories (init_std), or use a wider dtype."
+        else:
+            why = f"{saturated:.0%} of the outputs C = tanh(beta_out Delta) are exactly +-1 (tanh saturated)"
+            hint = ("Raise the temperature or lower n so that tanh is not saturated." if saturated > 0.5
+                    else "Raise the learning rate or the temperature.")
+        if self.variant == "original" and self.temperature is not None and T < N * 0.05:
+            hint = (f"The original network's temperature is on its own scale, T = N T' (here T = {T:g} is "
+                    f"T' = {T / N:.3g}): leave temperature=None (T = N/2 = {N / 2:g}) or pass "
+                    f"damlite.equivalent_temperature(T', {N}, to='original'). " + hint)
+        warnings.warn(
+            f"training is frozen: the loss never moved in {curve.size} epoch(s) (L = {curve[-1]:.4g}) "
+            f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
+            f"{why} in the {self.variant} network (N={N}, n={self.n}, T={T:g}), where the gradient vanishes. "
+            f"{hint}",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
     def _check_learning_underflow(self, probes, neurons, beta_in, rows=256):
         """Warn when the learning rule's energy differences are 0 only because F rounded to 0."""
@@ -561,43 +859,124 @@ class DenseAssociativeMemory:
         if bool(underflow[0]):
             warnings.warn(
                 f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
-                f"(N={probes.shape[1]}, n={self.n}, T={self.temperature}, dtype={self.dtype}): the tanh argument "
+                f"(N={probes.shape[1]}, n={self.n}, T={self._temperature(probes.shape[1]):g}, dtype={self._dtype_name}): the tanh argument "
                 "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
                 NumericalUnderflowWarning,
                 stacklevel=3,
             )
 
     # ---------------------------------------------------------- classification
-    def decision_function(self, X):
-        """C for each class neuron from the all -1 label state, shape (B, n_classes)."""
-        if not hasattr(self, "classes_"):
-            raise NotFittedError("decision_function needs a classifier: call fit(X, y) first")
+    def _kind(self):
+        return "a classifier (fitted with labels y)" if hasattr(self, "classes_") else \
+            "an associative memory (fitted without labels)"
+
+    def _require(self, classifier, method):
+        """NotFittedError before fit; a ValueError naming what the model is when ``method`` is the other kind's."""
+        if not hasattr(self, "_memories"):
+            raise NotFittedError(f"this DenseAssociativeMemory has no memories yet: call fit(X, y) for a classifier "
+                                 f"or fit(X) for an associative memory before {method}()")
+        if classifier and not hasattr(self, "classes_"):
+            raise ValueError(f"{method}() needs a classifier, and this DenseAssociativeMemory is {self._kind()}: "
+                             "recall(X) returns the recalled patterns and score(X) the fraction of bits recovered; "
+                             "fit(X, y) trains a classifier")
+        if not classifier and hasattr(self, "classes_"):
+            raise ValueError(f"{method}() is for an associative memory, and this DenseAssociativeMemory is "
+                             f"{self._kind()}: predict(X) returns class labels and score(X, y) the accuracy")
         self._check_fitted()
-        C = len(self.classes_)
-        n_in = self.memories_.shape[1] - C
-        width = np.shape(X)[-1] if np.ndim(X) else 0
-        if width != n_in:
-            raise ValueError(f"X must have {n_in} features (as in fit), got {width}")
-        probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], np.shape(X)[0]))
-        N = self.memories_.shape[1]
-        b_in, b_out = self._learning_scales(N)
-        with quiet_numpy():
-            delta = energy_difference(self.memories_[None], probes, self.interaction_, b_in,
-                                      neurons=neurons, memory_budget=self._budget)[0]
-        if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise self._nonfinite("decision_function", N)
-        assert delta.shape[1] == C
-        return self.xp_.tanh(b_out * delta)
+
+    def _check_n_features(self, X):
+        X = check_states(X, self.xp_, self.dtype_, None, "X", bipolar=False)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but DenseAssociativeMemory is expecting "
+                             f"{self.n_features_in_} features as input (as in fit)")
+        return X
+
+    def decision_function(self, X):
+        r"""Class-neuron outputs from the all -1 label state, shape (B, n_classes).
+
+        .. math:: C_c = \tanh\big(\beta_\text{out} \sum_\mu [F(\beta_\text{in}(\zeta_{\mu c}
+                  + s_{\mu})) - F(\beta_\text{in}(-\zeta_{\mu c} + s_{\mu}))]\big)
+
+        where :math:`s_\mu` is memory :math:`\mu`'s similarity with the input and the
+        other class neurons at -1. With two classes the score is :math:`C_1 - C_0`
+        (scikit-learn's convention: positive means ``classes_[1]``).
+        """
+        C = self._class_outputs(X)
+        return C[:, 1] - C[:, 0] if C.shape[1] == 2 else C
+
+    def _class_outputs(self, X):
+        """C of every class neuron, (B, n_classes)."""
+        self._require(True, "decision_function")
+        X = self._check_n_features(X)
+        probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], X.shape[0]))
+        b_in, b_out = self._learning_scales(self.memories_.shape[1])
+        return self._outputs(probes, neurons, b_in, b_out)
 
     def predict(self, X):
-        """Class with the largest class-neuron output (argmax), as a NumPy array of labels."""
-        scores = to_numpy(self.decision_function(X))
+        """Class labels: the class neuron with the largest output C (argmax of :meth:`decision_function`).
+
+        Parameters
+        ----------
+        X : array of shape (B, D)
+            Inputs in [-1, 1], as in ``fit(X, y)``.
+
+        Returns
+        -------
+        ndarray of shape (B,)
+            Labels from ``classes_`` (a NumPy array on every backend).
+        """
+        scores = to_numpy(self._class_outputs(X))
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def score(self, X, y):
-        """Accuracy of :meth:`predict` on (X, y)."""
-        return float(np.mean(self.predict(X) == np.asarray(to_numpy(y)).reshape(-1)))
+    def recall(self, X, *, mode="async", max_sweeps=100, random_state=None):
+        """The patterns an associative memory recalls from the probes ``X`` (relaxed to a fixed point).
 
-    def __repr__(self):
-        return (f"DenseAssociativeMemory(n_memories={self.n_memories}, interaction={self.interaction!r}, "
-                f"n={self.n}, variant={self.variant!r}, temperature={self.temperature}, dtype={self.dtype!r})")
+        Parameters
+        ----------
+        X : array of shape (B, N)
+            ±1 probes (noisy or partial patterns).
+        mode, max_sweeps, random_state
+            As in :meth:`relax`.
+
+        Returns
+        -------
+        ndarray of shape (B, N)
+            The relaxed ±1 states, as a NumPy array.
+        """
+        self._require(False, "recall")
+        return np.asarray(to_numpy(self.relax(X, mode=mode, max_sweeps=max_sweeps,
+                                              random_state=random_state).states))
+
+    def score(self, X, y=None, *, per="bit"):
+        """Accuracy (a classifier) or fraction recovered by :meth:`recall` (an associative memory).
+
+        Parameters
+        ----------
+        X : array of shape (B, D) or (B, N)
+            Inputs (classifier) or ±1 probes (associative memory).
+        y : array, optional
+            A classifier: the true labels, shape (B,), required. An associative
+            memory: the patterns the probes should recall, shape (B, N); default ``X``
+            itself (are the patterns fixed points?).
+        per : {"bit", "pattern"}, default "bit"
+            An associative memory: the fraction of bits recalled right, or of
+            patterns recalled exactly.
+
+        Returns
+        -------
+        float
+        """
+        if per not in ("bit", "pattern"):
+            raise ValueError(f"per must be 'bit' or 'pattern', got {per!r}")
+        if hasattr(self, "classes_"):
+            if y is None:
+                raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: score(X, y) needs the labels y")
+            return float(np.mean(self.predict(X) == check_labels(y, np.shape(X)[0])))
+        self._require(False, "score")
+        recalled = self.recall(X)
+        target = np.asarray(to_numpy(X if y is None else y), dtype=np.float64)
+        if target.shape != recalled.shape:
+            raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: y holds the patterns to recall, "
+                             f"shape {recalled.shape} like X, got {target.shape}")
+        right = recalled == target
+        return float(np.mean(right) if per == "bit" else np.mean(np.all(right, axis=1)))

@@ -18,11 +18,12 @@ neuron i), the two arguments of F are ``u+ = a (s + zeta^mu_i)`` and
 from __future__ import annotations
 
 import math
+import os
 from contextlib import contextmanager
 
 import numpy as np
 
-from array_api_compat import is_numpy_namespace
+from array_api_compat import is_cupy_namespace, is_numpy_namespace
 
 from .backend import array_namespace, itemsize_of
 
@@ -152,6 +153,17 @@ def _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, t
         flat = grad.reshape(G, -1)  # max and min are NaN or inf exactly when an entry is: no temporaries
         finite &= np.isfinite(np.max(flat, axis=1)) & np.isfinite(np.min(flat, axis=1))
     return loss, grad, finite
+
+
+def _fused_gpu(xp):
+    """True when the learning rule may take :mod:`damlite.gpu_kernels`: CuPy arrays (or NumPy arrays
+    under numba's CUDA simulator, ``NUMBA_ENABLE_CUDASIM=1``, which is how the tests run the kernels)."""
+    simulated = is_numpy_namespace(xp) and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    if not (is_cupy_namespace(xp) or simulated):
+        return False
+    from . import gpu_kernels  # noqa: PLC0415
+
+    return gpu_kernels.available()
 
 
 def _batched_states(states, G):
@@ -467,12 +479,13 @@ def loss_and_gradient(
     C_{a,i} = tanh(beta_out * sum_mu [F(beta_in (s + zeta_i)) - F(beta_in (s - zeta_i))])
     and s = sum_{j != i} zeta_j xi_{a,j}, for the neurons i in ``neurons``.
     ``probes`` (the xi) and ``targets`` (the t, shape (B, M) or (G, B, M)) are
-    the same array for autoassociative training. Derived by hand:
+    the same array for autoassociative training. Derived by hand::
 
-    dL/dzeta_{mu,k} = beta_out beta_in sum_a [ g_{a,k} (Q - xi_{a,k} P)_{a,mu,k}
-                      + xi_{a,k} sum_i g_{a,i} P_{a,mu,i} ],
-    g = -2m (t - C)**(2m-1) (1 - C**2), P/Q = F'(u+) -/+ F'(u-) (the first term
-    only for k in ``neurons``).
+        dL/dzeta_{mu,k} = beta_out beta_in sum_a [ g_{a,k} (Q - xi_{a,k} P)_{a,mu,k}
+                          + xi_{a,k} sum_i g_{a,i} P_{a,mu,i} ],
+        g = -2m (t - C)**(2m-1) (1 - C**2), P/Q = F'(u+) -/+ F'(u-)
+
+    (the first term only for k in ``neurons``).
 
     Returns ``(loss (G,), gradient (G, K, N) or None, finite (G,))``.
     """
@@ -488,7 +501,7 @@ def loss_and_gradient(
     b_in = per_network_scalar(beta_in, xp, G, memories.dtype, device=device)
     b_out = per_network_scalar(beta_out, xp, G, memories.dtype, device=device)
     two_m = 2 * int(error_exponent)
-    code = _fused_cpu_code(xp, memories, interaction)
+    code = None if _fused_gpu(xp) else _fused_cpu_code(xp, memories, interaction)
     if code is not None:  # numba: fused, threaded, one pass per (network, row); None: take the NumPy path
         out = _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient)
         if out is not None:
@@ -503,12 +516,24 @@ def loss_and_gradient(
     # P = xi_i (F'(u) - F'(u')) and Q - xi_i P = 2 F'(u'): one F, F' on (G, B, K, M).
     probes_cols = _columns(probes, cols)
     bipolar = _all_bipolar(probes_cols)
-    if bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
+    fused = None
+    if bipolar and _fused_gpu(xp):  # numba-cuda: three launches, no (G, b, M, K) temporaries
+        from . import cpu_kernels, gpu_kernels  # noqa: PLC0415
+
+        gpu_code = cpu_kernels.interaction_code(interaction)
+        if gpu_code is not None:
+            fused = gpu_kernels.loss_and_gradient_bipolar(
+                d, xp.matrix_transpose(2 * _columns(memories, cols)), probes_cols, targets, b_in, b_out, gpu_code,
+                two_m, gradient)
+    if fused is not None:
+        loss, r_all, grad_cols_t = fused
+    elif bipolar:  # memories innermost, (G, b, M, K), as in energy_difference
         w = 2 * xp.matrix_transpose(_columns(memories, cols))[:, None, ...]  # 2 zeta, (G, 1, M, K)
         r_all = xp.zeros_like(d) if gradient else None  # sum_i g P for all rows, (G, B, K)
         grad_cols_t = xp.zeros((G, M, K), dtype=memories.dtype, device=device) if gradient else None
     with quiet_numpy():
-        for gs, rows in _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar):
+        for gs, rows in ([] if fused is not None else
+                         _cells(G, B, 8 * K * M * itemsize, _chunk_budget(xp, memory_budget), split_networks=bipolar)):
             if bipolar:
                 xs = probes_cols[gs, rows, ...]  # (g, b, M)
                 bi, bo = b_in[gs, ...], b_out[gs, ...]

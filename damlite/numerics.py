@@ -143,6 +143,7 @@ class FloatFormat:
         }
 
 
+#: The four formats by name, each a :class:`FloatFormat` (bit widths, range, resolution).
 FORMATS = {
     "float16": FloatFormat("float16", 5, 10, "float16"),
     "bfloat16": FloatFormat("bfloat16", 8, 7, None),
@@ -572,7 +573,7 @@ def precision_study(ns, *, N=100, K=10, B=8, dtypes=("float32", "float64"),
     damlite's kernel :func:`damlite.network.energy_difference`; the exact values
     come from :func:`reference_energy_difference`, once per n: the normalized
     network's exact values are the original's times (1/N)**n, the adaptive
-    ones the original's divided by (largest |argument|)**n, per entry.
+    ones the original's divided by ``(largest |argument|)**n``, per entry.
     """
     from .interactions import make_interaction  # noqa: PLC0415
     from .network import energy_difference  # noqa: PLC0415

@@ -382,7 +382,7 @@ SCALING_STYLES = {
 
 
 def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
-    """Top: largest |zeta_original - zeta_normalized| after each epoch (log y), one line per n.
+    """Top: largest ``|zeta_original - zeta_normalized|`` after each epoch (log y), one line per n.
     Bottom: the normalized network's training loss per epoch (log y).
 
     ``gaps`` and ``losses`` map n to arrays of shape (epochs,); ``controls`` (same
@@ -488,7 +488,7 @@ def plot_sign_error_rates(ns, rates, *, ax=None, title=None):
 
 
 def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, title=None):
-    """|Delta_i| per neuron as each scaling computes it, against the dtype's range (log y).
+    """``|Delta_i|`` per neuron as each scaling computes it, against the dtype's range (log y).
 
     ``deltas`` maps a scaling name to a (N,) array; ``exact_sign`` (N,) holds the
     correct update signs. Filled markers: right sign; open markers: wrong sign

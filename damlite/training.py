@@ -1,6 +1,6 @@
 """Gradient descent on the memories of G networks at once (Krotov & Hopfield's optimiser).
 
-One epoch visits the training items in minibatches. For each minibatch:
+One epoch visits the training items in minibatches. For each minibatch::
 
     v    <- momentum * v - dL/dzeta                     (velocity)
     step <- v / max_i |v_{mu,i}|  (per memory, floor 1e-30 or the dtype's tiny) if normalize_step else v
@@ -99,7 +99,7 @@ def train_memories(
     lr_trace = np.zeros((epochs, G))
     fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
     start = time.perf_counter()
-    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=False)
+    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
     with quiet_numpy():
         for epoch in bar:
             lr_dev = per_network_scalar(lr, xp, G, dtype, device=device)

@@ -3,12 +3,29 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from .backend import to_numpy
 
-__all__ = ["check_states", "check_positive", "check_number", "check_random_state"]
+__all__ = ["InputTypeError", "check_labels", "check_states", "check_positive", "check_number", "check_random_state"]
+
+
+#: How far past +-1 a scaled input may lie from rounding alone (it is clipped back).
+_ROUNDING = 1e-9
+
+
+def _host(x):
+    """``x`` as a NumPy array: from any supported array library, or anything ``np.asarray`` reads."""
+    try:
+        return np.asarray(to_numpy(x))
+    except TypeError:  # not an array of a known library (e.g. an object with __array__ only)
+        return np.asarray(x)
+
+
+class InputTypeError(TypeError, ValueError):
+    """Input of the wrong type (complex, text, objects): a TypeError, and a ValueError as scikit-learn expects."""
 
 
 def check_random_state(random_state):
@@ -54,28 +71,45 @@ def check_positive(value, name, *, integer=False):
 def check_states(states, xp, dtype, n_features, name, *, bipolar=True):
     """Return ``states`` as a 2-D ``xp`` array of ``dtype``, checked.
 
-    Raises ValueError naming ``name`` for a wrong number of dimensions or
-    columns, NaN/inf, or (``bipolar``) entries other than -1 and +1. A 1-D
-    state is treated as one row. Arrays already in ``xp`` stay on their device.
+    Raises ValueError naming ``name`` for a wrong number of dimensions (a 1-D
+    array with the ``reshape(1, -1)`` hint, a stack of images with the flattening
+    one) or columns, NaN/inf, or (``bipolar``) entries other than -1 and +1.
+    Arrays already in ``xp`` stay on their device.
     """
+    if type(states).__module__.startswith("scipy.sparse"):
+        raise TypeError(f"{name} is a sparse matrix: sparse input is not supported; pass {name}.toarray()")
     kind = getattr(getattr(states, "dtype", None), "kind", None)
     if kind is None and not hasattr(states, "__array_namespace__"):
         kind = np.asarray(states).dtype.kind
-    if kind in ("c", "U", "S", "O", "M", "m"):
-        what = "complex" if kind == "c" else "non-numeric"
-        raise TypeError(f"{name} must be a real numeric array, got {what} values")
+    if kind == "O":  # numbers held as objects are numbers; anything else is refused by float()
+        try:
+            states = np.asarray(states, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise InputTypeError(f"{name} must be a real numeric array: {err}") from None
+        kind = "f"
+    if kind in ("c", "U", "S", "M", "m"):
+        what = "complex values (Complex data not supported)" if kind == "c" else "non-numeric values"
+        raise InputTypeError(f"{name} must be a real numeric array, got {what}")
     try:
         arr = xp.asarray(states, dtype=dtype)
     except Exception:
-        arr = xp.asarray(np.asarray(to_numpy(states), dtype=np.float64), dtype=dtype)
+        arr = xp.asarray(np.asarray(_host(states), dtype=np.float64), dtype=dtype)
     if arr.ndim == 1:
-        arr = arr[None, :]
+        raise ValueError(f"{name} must be a 2-D array (samples x neurons), got a 1-D array of shape "
+                         f"{tuple(arr.shape)}: for one pattern pass {name}.reshape(1, -1), for one "
+                         f"neuron {name}.reshape(-1, 1)")
+    if arr.ndim == 3:
+        B, h, w = arr.shape
+        raise ValueError(f"{name} must be a 2-D array (samples x neurons), got 3 dimensions {tuple(arr.shape)}: "
+                         f"a stack of {h} x {w} images? Flatten each image: {name}.reshape(len({name}), -1) "
+                         f"gives {h * w} features")
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (samples x neurons), got {arr.ndim} dimensions")
     if arr.shape[0] < 1:
-        raise ValueError(f"{name} is empty")
+        raise ValueError(f"{name} is empty: 0 sample(s) (shape={tuple(arr.shape)}) while a minimum of 1 is required")
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} has no columns (neurons)")
+        raise ValueError(f"{name} has no columns (neurons): 0 feature(s) (shape={tuple(arr.shape)}) while a "
+                         "minimum of 1 is required.")
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"{name} must have {n_features} columns (one per neuron), got {arr.shape[1]}")
     low, high = float(xp.min(arr)), float(xp.max(arr))  # NaN if any entry is; no temporaries (MNIST: ~50x faster)
@@ -85,5 +119,54 @@ def check_states(states, xp, dtype, n_features, name, *, bipolar=True):
         if not bool(xp.all((arr == 1) | (arr == -1))):
             raise ValueError(f"{name} must contain only -1 and +1 (bipolar states)")
     elif low < -1 or high > 1:
-        raise ValueError(f"{name} must lie in [-1, 1]")
+        if low < -1 - _ROUNDING or high > 1 + _ROUNDING:
+            raise ValueError(f"{name} must lie in [-1, 1] (inputs are neuron states): rescale it, e.g. "
+                             f"2 * {name} / 255 - 1 for 8-bit pixels, or MinMaxScaler(feature_range=(-1, 1), "
+                             "clip=True) in a scikit-learn Pipeline")
+        arr = xp.clip(arr, -1.0, 1.0)  # a rescaling's rounding (1 + 2e-16) is not an error
     return arr
+
+
+def check_labels(y, n_samples):
+    """Class labels ``y`` as a 1-D NumPy array of ``n_samples`` labels, or an error that says what ``y`` is.
+
+    A one-hot (or bipolar one-hot) matrix is named as such, with the ``argmax`` that
+    turns it into labels; a column vector (B, 1) is taken as labels.
+    """
+    labels = _host(y)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        from ._sklearn import DataConversionWarning  # noqa: PLC0415
+
+        warnings.warn("A column-vector y was passed when a 1d array was expected: taken as y.ravel()",
+                      DataConversionWarning, stacklevel=4)
+        labels = labels[:, 0]
+    if labels.ndim == 2:
+        values = np.unique(labels) if labels.dtype.kind in "biuf" else None
+        onehot = (values is not None and labels.shape[1] > 1 and set(values.tolist()) <= {-1, 0, 1}
+                  and np.all(np.sum(labels == 1, axis=1) == 1))
+        if onehot:
+            raise ValueError(f"y looks one-hot encoded (shape {labels.shape}, one 1 per row): pass one class label "
+                             "per row instead, y.argmax(axis=1)")
+        raise ValueError(f"y must be 1-D, one class label per row of X, got shape {labels.shape}")
+    labels = labels.reshape(-1)
+    if labels.dtype.kind == "O":  # objects: all text, or all integers
+        values = labels.tolist()
+        if all(isinstance(v, str) for v in values):
+            labels = labels.astype(str)
+        elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+            labels = labels.astype(np.int64)
+        else:
+            raise ValueError("Unknown label type: y holds objects that are neither all text nor all integers")
+    if labels.dtype.kind == "f" and np.any(np.isnan(labels)):
+        raise ValueError("Input y contains NaN.")
+    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+        raise ValueError(f"Input y contains infinity or a value too large for dtype('{labels.dtype}').")
+    if labels.dtype.kind == "f" and not np.all(labels == np.round(labels)):
+        raise ValueError("Unknown label type: continuous. y holds non-integer numbers; a classifier needs class "
+                         "labels (integers or strings)")
+    if labels.dtype.kind in "cV":
+        what = "complex values (Complex data not supported)" if labels.dtype.kind == "c" else f"{labels.dtype} values"
+        raise InputTypeError(f"y must hold class labels (integers or strings), got {what}")
+    if n_samples is not None and labels.shape[0] != n_samples:
+        raise ValueError(f"y must have one label per row of X ({n_samples}), got {labels.shape[0]}")
+    return labels

@@ -133,7 +133,7 @@ def show_scalings(memories, probe, n, *, interaction="polynomial", dtype="float3
 
 
 def scaling_explorer(memories, probe, *, n=100, interaction="polynomial", dtype="float32"):
-    """A slider over n (2 ... 1000): each neuron's |Delta_i| in ``dtype`` for the original,
+    """A slider over n (2 ... 1000): each neuron's ``|Delta_i|`` in ``dtype`` for the original,
     normalized and adaptive scalings, with wrong update signs marked (open markers).
     """
     widgets = _ipywidgets()

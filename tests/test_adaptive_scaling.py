@@ -231,7 +231,7 @@ def test_adaptive_scaling_rejected_for_non_homogeneous(interaction):
     X = np.where(np.random.default_rng(0).random((4, 10)) < 0.5, -1.0, 1.0)
     dam = damlite.DenseAssociativeMemory(3, interaction=interaction, n=3, scaling="adaptive", backend="numpy")
     with pytest.raises(ValueError, match="homogeneous"):
-        dam.fit(X, epochs=1)
+        dam.set_params(epochs=1).fit(X)
     with pytest.raises(ValueError, match="homogeneous"):
         dam.memories_ = np.zeros((3, 10))
 

@@ -18,6 +18,9 @@ from damlite.interactions import make_interaction
 from damlite.network import energy_difference, loss_and_gradient, relax
 from damlite.training import train_memories
 
+#: How the backend line starts: the package and its version, then the backend.
+PREFIX = f"damlite {damlite.__version__}, backend:"
+
 
 def _problem(seed=0, G=2, K=5, N=8, B=4):
     rng = np.random.default_rng(seed)
@@ -89,8 +92,8 @@ def test_estimator_on_cupy_matches_numpy(cupy_backend):
     rng = np.random.default_rng(0)
     X = np.where(rng.random((5, 32)) < 0.5, -1.0, 1.0)
     kwargs = dict(n=3, random_state=0, temperature=0.5)
-    cpu = damlite.DenseAssociativeMemory(8, backend="numpy", **kwargs).fit(X, epochs=5)
-    gpu = damlite.DenseAssociativeMemory(8, backend="cupy", **kwargs).fit(X, epochs=5)
+    cpu = damlite.DenseAssociativeMemory(8, backend="numpy", **kwargs, epochs=5).fit(X)
+    gpu = damlite.DenseAssociativeMemory(8, backend="cupy", **kwargs, epochs=5).fit(X)
     assert cupy_backend.on_device(gpu.memories_)
     np.testing.assert_allclose(to_numpy(gpu.memories_), cpu.memories_, rtol=1e-9, atol=1e-12)
     assert cupy_backend.on_device(gpu.relax(X).states)
@@ -137,7 +140,7 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
             "xp, _ = damlite.get_backend()\n"
             "import numpy as np\n"
             "dam = damlite.DenseAssociativeMemory(4, random_state=0)\n"
-            "dam.fit(np.ones((2, 8)), epochs=2)\n")
+            "dam.set_params(epochs=2).fit(np.ones((2, 8)))\n")
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
     name, reason = proc.stdout.splitlines()[:2]
@@ -146,7 +149,7 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
     assert proc.stdout.splitlines()[2]  # the underlying error, for whoever asks
     assert "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) <= 1 and all(ln.startswith("damlite backend: numpy") for ln in lines), proc.stderr
+    assert len(lines) <= 1 and all(ln.startswith(f"{PREFIX} numpy") for ln in lines), proc.stderr
 
 
 @needs_cupy_without_gpu
@@ -154,13 +157,13 @@ def test_auto_backend_announces_once_with_the_reason():
     code = ("import damlite, numpy as np\n"
             "xp, info = damlite.get_backend()\n"
             "damlite.get_backend('auto'); damlite.get_backend()\n"
-            "dam = damlite.DenseAssociativeMemory(4, random_state=0).fit(np.ones((2, 8)), epochs=2)\n"
+            "dam = damlite.DenseAssociativeMemory(4, random_state=0, epochs=2).fit(np.ones((2, 8)))\n"
             "dam.relax(np.ones((1, 8)))\n")
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()  # one message, wrapped to 88 columns
-    assert proc.stderr.count("damlite backend:") == 1, proc.stderr
-    assert lines[0].startswith("damlite backend: numpy on cpu (") and "CuPy" in proc.stderr
+    assert proc.stderr.count(PREFIX) == 1, proc.stderr
+    assert lines[0].startswith(f"{PREFIX} numpy on cpu (") and "CuPy" in proc.stderr
     assert all(len(line) <= 88 for line in lines) and all(line.startswith("  ") for line in lines[1:])
 
 
@@ -169,7 +172,7 @@ def test_backend_info_counts_as_the_announcement():
     """backend_info() returns the line the user prints; damlite does not repeat it on stderr."""
     proc = _run("import damlite\nprint(damlite.backend_info())\ndamlite.get_backend()\n")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert proc.stdout.startswith("damlite backend: numpy on cpu")
+    assert proc.stdout.startswith(f"{PREFIX} numpy on cpu")
 
 
 def test_quiet_env_silences_the_announcement():
@@ -185,7 +188,7 @@ def test_env_cupy_without_gpu_raises_backend_unavailable():
             "except damlite.BackendUnavailableError as exc:\n"
             "    print('RAISED', exc)\n"
             "try:\n"
-            "    damlite.DenseAssociativeMemory(3).fit([[1.0, -1.0, 1.0]], epochs=1)\n"
+            "    damlite.DenseAssociativeMemory(3, epochs=1).fit([[1.0, -1.0, 1.0]])\n"
             "except damlite.BackendUnavailableError as exc:\n"
             "    print('RAISED', exc)\n")
     proc = _run(code, DAMLITE_BACKEND="cupy")
@@ -216,3 +219,53 @@ def test_env_numpy_is_honoured_quietly():
 def test_cupy_reported_when_gpu_present(cupy_backend):
     info = damlite.backend_info("cupy")
     assert info.name == "cupy" and info.device.startswith("GPU")
+
+
+@pytest.mark.parametrize("cc,fast", [("60", True), ("70", True), ("75", False), ("80", True), ("86", False),
+                                     ("89", False), ("90", True), ("100", True), ("120", False)])
+def test_fast_float64_capabilities(cc, fast):
+    from damlite.backend import capability_has_fast_float64
+
+    assert capability_has_fast_float64(cc) is fast
+
+
+def test_auto_dtype_keeps_float64_on_the_cpu_and_for_the_original_network(monkeypatch):
+    import damlite.backend as be
+
+    assert be.auto_dtype(np, "normalized") == "float64"
+    monkeypatch.setattr(be, "fast_float64", lambda xp: False)  # as on a T4
+    assert be.auto_dtype(np, "normalized") == "float32"
+    assert be.auto_dtype(np, "original") == "float64"
+    assert be.resolve_dtype(np, "auto", "normalized") == np.float32
+
+
+@pytest.mark.slow
+def test_float32_normalized_block_agrees_with_float64():
+    """The T4 default (float32, normalized network) finds float64's best cell on a block of the mnist task.
+
+    Marginal cells may differ (here one cell by ~0.08 in F1 after 4 epochs: the max-abs step amplifies
+    rounding); the grid's best cell and its F1 must not.
+    """
+    from damlite.tasks.mnist import mnist_block, run_mnist_block
+
+    block = mnist_block("normalized", 10, ((1.0, 3.0), (0.1, 0.3)), data="bundled", validation_size=500,
+                        n_train=1000, memories=16, epochs=4, batch_size=100, eval_every=4)
+    f64 = np.array([r["f1"] for r in run_mnist_block(block, backend="numpy", dtype="float64")])
+    f32 = np.array([r["f1"] for r in run_mnist_block(block, backend="numpy", dtype="float32")])
+    assert np.all(np.isfinite(f32)) and f64.max() > 0.3  # the block learns
+    assert np.argmax(f32) == np.argmax(f64)
+    assert abs(f32.max() - f64.max()) <= 0.01, (f64, f32)
+
+
+def test_estimator_dtype_auto_follows_the_device(monkeypatch):
+    """The estimator's default dtype is "auto": float64 here, float32 for the normalized network on a T4."""
+    import damlite.backend as be
+
+    X = np.where(np.random.default_rng(0).random((4, 12)) < 0.5, -1.0, 1.0)
+    est = damlite.DenseAssociativeMemory(4, n=3, epochs=2, backend="numpy", random_state=0).fit(X)
+    assert est.dtype == "auto" and est.dtype_ == np.float64
+    monkeypatch.setattr(be, "fast_float64", lambda xp: False)
+    est = damlite.DenseAssociativeMemory(4, n=3, epochs=2, backend="numpy", random_state=0).fit(X)
+    assert est.dtype_ == np.float32 and damlite.to_numpy(est.memories_).dtype == np.float32
+    orig = damlite.DenseAssociativeMemory(4, n=3, variant="original", epochs=2, backend="numpy", random_state=0).fit(X)
+    assert orig.dtype_ == np.float64

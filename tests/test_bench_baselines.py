@@ -114,3 +114,19 @@ def test_torch_train_epoch_matches_train_memories():
                                         momentum=0.5, batch_size=3, order=order, clamp=slice(0, 7))
     np.testing.assert_allclose(got.numpy(), np.asarray(res.memories)[0], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(float(loss), res.loss[0, 0], rtol=1e-10)
+
+
+def test_torch_batched_loss_matches_damlite_per_network():
+    """The (G, K, N) form of the autograd baseline (bench/gpu_block_epoch.py) is G separate networks."""
+    torch = pytest.importorskip("torch")
+    rng, mem, st = _problem(7)
+    mems = np.stack([mem, np.clip(mem + 0.1 * rng.standard_normal(mem.shape), -1, 1)])
+    targets = np.where(rng.random((st.shape[0], 3)) < 0.5, -1.0, 1.0)
+    F = make_interaction("rectified_polynomial", 3)
+    b_in, b_out = np.array([0.3, 0.5]), np.array([0.8, 1.2])
+    loss, grad, _ = loss_and_gradient(mems, st, targets, F, b_in, b_out, error_exponent=2, neurons=slice(6, 9))
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    loss_t, grad_t = bl.torch_loss_and_gradient(t(mems), t(st), t(targets), "rectified_polynomial", 3, t(b_in),
+                                                t(b_out), error_exponent=2, cols=slice(6, 9))
+    np.testing.assert_allclose(float(loss_t), float(np.sum(loss)), rtol=1e-12)
+    np.testing.assert_allclose(grad_t.numpy(), np.asarray(grad), rtol=1e-9, atol=1e-12)

@@ -20,7 +20,7 @@ TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 
 # Pages that may be plain MyST Markdown (no code, no launch button). Everything else
 # must be a notebook, because Colab can only open .ipynb files.
-MARKDOWN_PAGES = {"book/references"}
+MARKDOWN_PAGES = {"book/references", "book/api"}
 
 
 def _toc_entries(toc) -> list[str]:

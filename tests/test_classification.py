@@ -149,7 +149,7 @@ def test_classifier_learns_and_agrees_with_the_estimator(digits):
     assert res.epoch_seconds.shape == (4,) and np.all(res.epoch_seconds > 0)
     # the estimator's predictions from the same memories
     dam = damlite.DenseAssociativeMemory(20, interaction="rectified_polynomial", n=3, temperature=0.01, backend="numpy")
-    dam.fit(X[:20], y[:20], epochs=1)
+    dam.set_params(epochs=1).fit(X[:20], y[:20])
     dam.memories_ = res.memories[0]
     pred, finite = predict_classes(res.memories, digits.X_test, dam.interaction_, res.beta_in)
     assert finite[0]

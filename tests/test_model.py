@@ -63,7 +63,7 @@ X8 = patterns(0, B=3, N=8)
 ])
 def test_bad_parameters_name_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        dam_(**kwargs).fit(X8, epochs=1)
+        dam_(**kwargs, epochs=1).fit(X8)
 
 
 @pytest.mark.parametrize("fit_kwargs, match", [
@@ -80,7 +80,7 @@ def test_bad_parameters_name_the_argument(kwargs, match):
 ])
 def test_bad_fit_arguments_name_the_argument(fit_kwargs, match):
     with pytest.raises(ValueError, match=match):
-        dam_().fit(X8, **{"epochs": 1, **fit_kwargs})
+        dam_(**{"epochs": 1, **fit_kwargs}).fit(X8)
 
 
 BAD_STATES = [
@@ -111,18 +111,18 @@ def test_bad_states_name_the_argument(method, states, what):
 ])
 def test_bad_training_data_names_X(X, match):
     with pytest.raises(ValueError, match=match):
-        dam_().fit(X, epochs=1)
+        dam_(epochs=1).fit(X)
     with pytest.raises(ValueError, match="X"):
-        dam_().fit(X * 3 if np.isfinite(X).all() else X, np.zeros(X.shape[0]), epochs=1)
+        dam_(epochs=1).fit(X * 3 if np.isfinite(X).all() else X, np.zeros(X.shape[0]))
 
 
 def test_bad_labels_name_y():
     X = np.random.default_rng(0).uniform(-1, 1, (4, 6))
     with pytest.raises(ValueError, match="y"):
-        dam_().fit(X, np.array([0, 1, 0]), epochs=1)
-    clf = dam_().fit(X, np.array([0, 1, 0, 1]), epochs=1)
+        dam_(epochs=1).fit(X, np.array([0, 1, 0]))
+    clf = dam_(epochs=1).fit(X, np.array([0, 1, 0, 1]))
     with pytest.raises(ValueError, match="y"):
-        clf.fit(X, np.array([0, 1, 2, 1]), epochs=1, warm_start=True)
+        clf.set_params(epochs=1, warm_start=True).fit(X, np.array([0, 1, 2, 1]))
 
 
 @pytest.mark.parametrize("value, match", [
@@ -148,14 +148,15 @@ def test_relax_arguments_and_unfitted_estimator():
         dam.relax(X8, mode="parallel")
     with pytest.raises(ValueError, match="zero_sign"):
         dam.relax(X8, zero_sign=0)
-    with pytest.raises(AttributeError, match="classifier"):
-        dam.predict(X8)
+    with pytest.raises(ValueError, match="needs a classifier.*is an associative memory"):
+        dam.predict(X8)  # fitted (memories set): the message says which model it is
 
 
 # ---------------------------------------------------------------- overflow
 def _overflowing(N, n, dtype, K=2, seed=0):
     P = patterns(seed, B=2, N=N)
-    dam = dam_(n_memories=K, n=n, variant="original", dtype=dtype, interaction="polynomial")
+    dam = dam_(n_memories=K, n=n, variant="original", dtype=dtype, interaction="polynomial",
+               temperature=0.5)  # the normalized scale: beta_out = 2**n
     dam.memories_ = P[:K]  # similarity with a stored pattern = N: F ~ N**n
     return dam, P
 
@@ -184,7 +185,7 @@ def test_original_network_overflow_raises(N, n, dtype):
         dam.loss_gradient(P)
     _check_message(exc, N, n, dtype)
     with pytest.raises(NumericalOverflowError) as exc:
-        dam.fit(P, epochs=2, warm_start=True)  # from the stored patterns: overflow in epoch 0
+        dam.set_params(epochs=2, warm_start=True).fit(P)  # from the stored patterns: overflow in epoch 0
     _check_message(exc, N, n, dtype)
     assert "fit (epoch 0)" in str(exc.value)
     np.testing.assert_array_equal(dam.memories_, P[:2])  # a failed fit leaves the memories alone
@@ -193,9 +194,10 @@ def test_original_network_overflow_raises(N, n, dtype):
 def test_original_fit_from_scratch_overflows_float32_at_paper_size():
     P = patterns(0, B=2, N=10_000)
     fitter = dam_(n_memories=2, n=30, variant="original", dtype="float32", interaction="polynomial",
-                  random_state=0, init_std=1.0)  # similarities ~ 0.6 sqrt(N) = 60: 60**30 > 3.4e38
+                  random_state=0, init_std=1.0,
+                  temperature=0.5)  # similarities ~ 0.6 sqrt(N) = 60: 60**30 > 3.4e38
     with pytest.raises(NumericalOverflowError, match="N=10000.*n=30.*float32"):
-        fitter.fit(P, epochs=3)
+        fitter.set_params(epochs=3).fit(P)
 
 
 def test_normalized_network_does_not_overflow_there():
@@ -242,7 +244,7 @@ def trained():
     out = {}
     for variant, T in (("normalized", 0.5), ("original", 0.5 * 64)):
         dam = DenseAssociativeMemory(variant=variant, temperature=T, backend="numpy", **RECALL)
-        out[variant] = dam.fit(P64, epochs=100, learning_rate=0.1)
+        out[variant] = dam.set_params(epochs=100, learning_rate=0.1).fit(P64)
     return out
 
 
@@ -274,18 +276,18 @@ def test_variants_learn_the_same_network(trained):
 
 # ------------------------------------------------------------------ seeds
 def test_fixed_seeds_reproduce():
-    a = dam_(n=3, random_state=4).fit(P64, epochs=10)
-    b = dam_(n=3, random_state=4).fit(P64, epochs=10)
+    a = dam_(n=3, random_state=4, epochs=10).fit(P64)
+    b = dam_(n=3, random_state=4, epochs=10).fit(P64)
     np.testing.assert_array_equal(a.memories_, b.memories_)
     np.testing.assert_array_equal(a.loss_curve_, b.loss_curve_)
     probe = noisy(P64, 20, 0)
     r1, r2 = a.relax(probe), a.relax(probe)
     np.testing.assert_array_equal(r1.states, r2.states)
-    c = dam_(n=3, random_state=5).fit(P64, epochs=10)
+    c = dam_(n=3, random_state=5, epochs=10).fit(P64)
     assert not np.array_equal(a.memories_, c.memories_)
     # minibatch order comes from the seed too
-    d = dam_(n=3, random_state=4).fit(P64, epochs=3, batch_size=2)
-    e = dam_(n=3, random_state=4).fit(P64, epochs=3, batch_size=2)
+    d = dam_(n=3, random_state=4, epochs=3, batch_size=2).fit(P64)
+    e = dam_(n=3, random_state=4, epochs=3, batch_size=2).fit(P64)
     np.testing.assert_array_equal(d.memories_, e.memories_)
 
 
@@ -328,7 +330,7 @@ def test_zero_sign_conventions(mode):
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_low_precision_normalized_runs(dtype):
     dam = DenseAssociativeMemory(dtype=dtype, temperature=0.5, backend="numpy", **RECALL)
-    dam.fit(P64, epochs=60, learning_rate=0.1)
+    dam.set_params(epochs=60, learning_rate=0.1).fit(P64)
     assert dam.memories_.dtype == np.dtype(dtype)
     assert np.all(np.isfinite(dam.loss_curve_)) and dam.loss_curve_[-1] < 0.2 * dam.loss_curve_[0]
     result = dam.relax(noisy(P64, 4, 0), random_state=0)
@@ -351,7 +353,7 @@ def test_classification_on_a_separable_dataset():
     X, y = _blobs()
     clf = dam_(n_memories=12, interaction="rectified_polynomial", n=3, temperature=0.3, random_state=0,
                init_mean=0.0, init_std=0.3)
-    clf.fit(X, y, epochs=150, learning_rate=0.05)
+    clf.set_params(epochs=150, learning_rate=0.05).fit(X, y)
     assert list(clf.classes_) == ["cat", "dog", "emu"]
     assert clf.memories_.shape == (12, 12 + 3)  # class neurons appended after the inputs
     assert clf.loss_curve_[-1] < 0.5 * clf.loss_curve_[0]
@@ -371,7 +373,7 @@ def test_classification_loss_matches_reference():
     X, y = _blobs(seed=1, per_class=2, N=5, labels=(0, 1))
     clf = dam_(n_memories=3, interaction="leaky_rectified_polynomial", n=2, temperature=0.7, random_state=1,
                error_exponent=2, epsilon=0.05)
-    clf.fit(X, y, epochs=2)
+    clf.set_params(epochs=2).fit(X, y)
     N = X.shape[1] + 2
     probes = np.concatenate([X, -np.ones((len(y), 2))], axis=1)
     targets = np.where(y[:, None] == np.array([0, 1])[None, :], 1.0, -1.0)
@@ -385,10 +387,10 @@ def test_classification_loss_matches_reference():
 
 
 def test_neurons_option_trains_a_subset():
-    dam = dam_(n=3, random_state=0).fit(P64, epochs=5, neurons=slice(0, 10))
+    dam = dam_(n=3, random_state=0, epochs=5, neurons=slice(0, 10)).fit(P64)
     assert dam.loss_curve_[0] == pytest.approx(5 * 10, rel=0.05)  # only 10 neurons' errors count
     with pytest.raises(ValueError, match="neurons"):
-        dam_(n=3).fit(_blobs()[0], _blobs()[1], epochs=1, neurons=slice(0, 2))
+        dam_(n=3, epochs=1, neurons=slice(0, 2)).fit(_blobs()[0], _blobs()[1])
 
 
 def test_model_relax_uses_the_kernel_with_its_scale():

@@ -40,8 +40,15 @@ def _dam(**kw):
 
 
 # ------------------------------------------------- 1. readers never modify a file
-def _toy_line(key, payload="x"):
-    return {"key": key, "block": {}, "provenance": {"seconds": 0.0}, "records": [{"v": payload}]}
+def _toy_line(name, payload="x"):
+    """A complete result line of task "t", one network, told apart by its setting ``name``."""
+    block = ex.Block("t", "normalized", 1, "g", (1.0,), (0.1,), 1, settings=(("name", name),))
+    rec = {**block.identity(), "repeat": 0, "inv_temperature": 1.0, "learning_rate": 0.1, "v": payload}
+    return {"key": block.key, "block": block.to_json(), "provenance": {"seconds": 0.0}, "records": [rec]}
+
+
+def _names(lines):
+    return [line["records"][0]["name"] for line in lines]
 
 
 def _write_lines(path, lines, tail=b""):
@@ -52,8 +59,8 @@ def test_reader_keeps_a_complete_last_record_without_its_newline_and_changes_not
     path = tmp_path / "t-p.jsonl"
     _write_lines(path, [_toy_line("a")], tail=json.dumps(_toy_line("b")).encode())
     before = path.read_bytes()
-    assert [line["key"] for line in ex.read_results(path)] == ["a", "b"]
-    assert [r["key"] for r in ex.load_records(path)] == ["a", "b"]
+    assert _names(ex.read_results(path)) == ["a", "b"]
+    assert [r["name"] for r in ex.load_records(path)] == ["a", "b"]
     assert path.read_bytes() == before
 
 
@@ -61,7 +68,7 @@ def test_reader_ignores_a_torn_tail_without_truncating_it(tmp_path):
     path = tmp_path / "t-p.jsonl"
     _write_lines(path, [_toy_line("a")], tail=b'{"key": "b", "recor')
     before = path.read_bytes()
-    assert [line["key"] for line in ex.read_results(path)] == ["a"]
+    assert _names(ex.read_results(path)) == ["a"]
     out = subprocess.run([sys.executable, "-m", "damlite", "summarize", str(path)], env=ENV, cwd=ROOT,
                          capture_output=True, text=True)
     assert path.read_bytes() == before, "a read command modified the result file"
@@ -74,7 +81,7 @@ def test_garbage_lines_warn_with_their_line_number(tmp_path):
     path.write_bytes(json.dumps(_toy_line("a")).encode() + b"\nnot json\n[1, 2]\n"
                      + json.dumps(_toy_line("b")).encode() + b"\n")
     with pytest.warns(UserWarning, match=r"t-p.jsonl:[23]:") as rec:
-        keys = [line["key"] for line in ex.read_results(path)]
+        keys = _names(ex.read_results(path))
     assert keys == ["a", "b"] and sorted(str(w.message).split(":")[1] for w in rec) == ["2", "3"]
 
 
@@ -101,7 +108,7 @@ def test_concurrent_reader_never_loses_a_line_being_written(tmp_path):
         for t in threads:
             t.join()
     lines = ex.read_results(path)
-    assert [line["key"] for line in lines] == [f"k{i}" for i in range(n_lines)]
+    assert _names(lines) == [f"k{i}" for i in range(n_lines)]
     assert all(mine == sorted(mine) for mine in seen)  # each reader saw a growing file, never a shrinking one
     assert sum(map(len, seen)) > 0
 
@@ -163,7 +170,7 @@ def test_random_kills_resumes_and_readers_never_lose_or_duplicate_a_block(tmp_pa
 def test_fit_neurons_accepts_an_index_array():
     X = _patterns()
     idx = [0, 3, 7]
-    a = _dam().fit(X, epochs=3, neurons=idx)
+    a = _dam(epochs=3, neurons=idx).fit(X)
     # the same training, as a reference: only the chosen neurons' predictions in the loss
     from damlite.network import loss_and_gradient  # noqa: PLC0415
 
@@ -194,13 +201,13 @@ def test_index_array_gradient_matches_slices_column_by_column():
 ])
 def test_bad_neurons_name_the_argument(neurons, match):
     with pytest.raises(ValueError, match=match):
-        _dam().fit(_patterns(), epochs=1, neurons=neurons)
+        _dam(epochs=1, neurons=neurons).fit(_patterns())
 
 
 # ---------------------------------------------------- 4. pickle, deepcopy, clone
 def test_fitted_estimator_pickles_deepcopies_and_clones():
     X = _patterns()
-    dam = _dam().fit(X, epochs=5)
+    dam = _dam(epochs=5).fit(X)
     for twin in (pickle.loads(pickle.dumps(dam)), copy.deepcopy(dam)):
         np.testing.assert_array_equal(damlite.to_numpy(twin.memories_), damlite.to_numpy(dam.memories_))
         np.testing.assert_array_equal(twin.loss_curve_, dam.loss_curve_)
@@ -217,7 +224,7 @@ def test_fitted_estimator_pickles_deepcopies_and_clones():
 def test_joblib_style_worker_round_trip():
     import concurrent.futures as cf  # noqa: PLC0415
 
-    dam = _dam().fit(_patterns(), epochs=3)
+    dam = _dam(epochs=3).fit(_patterns())
     with cf.ProcessPoolExecutor(1) as pool:
         loss = pool.submit(_loss_in_worker, dam, _patterns()).result()
     assert loss == pytest.approx(dam.loss(_patterns()), rel=1e-12)
@@ -231,8 +238,9 @@ def _loss_in_worker(dam, X):
 def test_fit_warns_when_the_learning_signal_underflows():
     X = _patterns(0, B=4, N=100)
     dam = DenseAssociativeMemory(8, interaction="polynomial", n=400, temperature=1.0, backend="numpy", random_state=0)
-    with pytest.warns(NumericalUnderflowWarning, match="learning"):
-        dam.fit(X, epochs=2)
+    with pytest.warns(NumericalUnderflowWarning, match="learning"), \
+            pytest.warns(damlite.ConvergenceWarning, match="loss never moved"):  # and it says training froze
+        dam.set_params(epochs=2).fit(X)
 
 
 def test_relax_warns_when_sign0_decides_by_underflow():
@@ -247,7 +255,7 @@ def test_no_underflow_warning_on_a_healthy_network():
     X = _patterns()
     with warnings.catch_warnings():
         warnings.simplefilter("error", NumericalUnderflowWarning)
-        _dam().fit(X, epochs=5).relax(X)
+        _dam(epochs=5).fit(X).relax(X)
 
 
 # ---------------------------------------------------------------- 6. float16
@@ -257,7 +265,7 @@ def test_float16_zero_step_is_not_a_false_overflow():
     mem = np.random.default_rng(0).normal(0, 0.1, (8, 16))
     mem[0] = 0.0  # a memory with exactly zero gradient: max|v| = 0 < the step floor
     dam.memories_ = mem
-    dam.fit(X, epochs=2, warm_start=True)
+    dam.set_params(epochs=2, warm_start=True).fit(X)
     assert np.all(np.isfinite(damlite.to_numpy(dam.memories_)))
 
 
@@ -279,11 +287,11 @@ def test_summarize_a_missing_file_fails_in_one_line():
 ])
 def test_more_bad_parameters_name_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        _dam(**kwargs).fit(_patterns(), epochs=1)
+        _dam(**kwargs, epochs=1).fit(_patterns())
 
 
 def test_memory_budget_none_means_the_default():
-    _dam(memory_budget=None).fit(_patterns(), epochs=1)
+    _dam(memory_budget=None, epochs=1).fit(_patterns())
 
 
 @pytest.mark.parametrize("X, error, match", [
@@ -293,7 +301,7 @@ def test_memory_budget_none_means_the_default():
 ])
 def test_bad_X_names_X(X, error, match):
     with pytest.raises(error, match=match):
-        _dam().fit(X, epochs=1)
+        _dam(epochs=1).fit(X)
 
 
 @pytest.mark.parametrize("fit_kwargs, match", [
@@ -301,7 +309,7 @@ def test_bad_X_names_X(X, error, match):
 ])
 def test_non_numeric_fit_options_name_the_argument(fit_kwargs, match):
     with pytest.raises(ValueError, match=match):
-        _dam().fit(_patterns(), epochs=1, **fit_kwargs)
+        _dam(epochs=1, **fit_kwargs).fit(_patterns())
 
 
 def test_loss_before_fit_says_fit_first():
@@ -312,7 +320,7 @@ def test_loss_before_fit_says_fit_first():
 
 
 def test_relax_seed_must_be_an_int():
-    dam = _dam().fit(_patterns(), epochs=1)
+    dam = _dam(epochs=1).fit(_patterns())
     with pytest.raises(ValueError, match="random_state"):
         dam.relax(_patterns(), random_state=1.5)
 
@@ -320,11 +328,11 @@ def test_relax_seed_must_be_an_int():
 def test_classifier_checks_features_and_labels():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (12, 6))
-    clf = _dam().fit(X, [0, 1, 2] * 4, epochs=2)  # y as a Python list
+    clf = _dam(epochs=2).fit(X, [0, 1, 2] * 4)  # y as a Python list
     with pytest.raises(ValueError, match="6 features"):
         clf.predict(X[:, :5])
     with pytest.raises(ValueError, match="NaN"):
-        _dam().fit(X, np.array([0.0, np.nan] * 6), epochs=1)
+        _dam(epochs=1).fit(X, np.array([0.0, np.nan] * 6))
 
 
 def test_memories_are_copied_on_set():
@@ -336,7 +344,7 @@ def test_memories_are_copied_on_set():
 
 
 def test_changing_the_variant_after_fit_is_refused():
-    dam = _dam().fit(_patterns(), epochs=1)
+    dam = _dam(epochs=1).fit(_patterns())
     dam.set_params(variant="original")
     with pytest.raises(ValueError, match="variant"):
         dam.relax(_patterns())
@@ -453,7 +461,7 @@ def test_defaults_store_the_papers_task(n):
         for patterns in (np.where(np.random.default_rng(500 + seed).random((20, 100)) < 0.5, -1.0, 1.0),
                          np.random.default_rng(seed).choice([-1.0, 1.0], (20, 100))):
             dam = DenseAssociativeMemory(n_memories=40, n=n, backend="numpy", random_state=seed)
-            dam.fit(patterns, epochs=300)
+            dam.set_params(epochs=300).fit(patterns)
             kept = np.mean(damlite.to_numpy(dam.relax(patterns, random_state=seed).states) == patterns)
             assert kept >= 0.99, (seed, kept)
 
@@ -461,7 +469,7 @@ def test_defaults_store_the_papers_task(n):
 def test_pattern_init_gives_every_row_its_memories():
     X = _patterns(3, B=5, N=16)
     dam = DenseAssociativeMemory(n_memories=12, n=3, backend="numpy", random_state=0, init_std=0.1)
-    dam.fit(X, epochs=1, learning_rate=1e-9)  # a negligible step: the memories are the initial ones
+    dam.set_params(epochs=1, learning_rate=1e-9).fit(X)  # a negligible step: the memories are the initial ones
     mem = damlite.to_numpy(dam.memories_)
     owner = np.argmax(mem @ X.T, axis=1)  # each memory leans towards the row it was drawn from
     assert sorted(np.bincount(owner, minlength=5)) == [2, 2, 2, 3, 3]

@@ -12,9 +12,9 @@ __all__ = ["run_krotov"]
 
 def run_krotov(data, *, variant="original", epochs=300, temperature=None, out=None, eval_every=1,
                backend="auto", dtype="float64", random_state=0, progress=False, **overrides):
-    """Train Krotov & Hopfield's MNIST classifier (:data:`KROTOV_CONFIG`), scoring the test set per epoch.
+    """Train Krotov & Hopfield's MNIST classifier (:data:`~damlite.classification.KROTOV_CONFIG`), scoring the test set per epoch.
 
-    ``variant="normalized"`` runs at :func:`equivalent_temperature` of Krotov's
+    ``variant="normalized"`` runs at :func:`~damlite.equivalent_temperature` of Krotov's
     T = 540 unless ``temperature`` is given: by homogeneity the same network.
     ``data`` is a :class:`damlite.datasets.MnistData`; training uses X_train (all
     of it: pass ``validation_size=0`` to ``load_mnist``). When ``out`` is a path,

@@ -1,0 +1,221 @@
+#!/usr/bin/env python
+"""The MNIST sweep's unit of GPU work, one block-epoch, checked and timed.
+
+A block of the paper's MNIST sweep trains G = 36 classifiers (6 temperatures x 6
+learning rates, K = 256 memories, N = 784 + 10, minibatches of 1000, m = 30,
+momentum 0.6, 50 000 training digits) as one tensor; one epoch of it is a
+block-epoch.
+
+    python bench/gpu_block_epoch.py check --out DIR   # fused kernels vs reference path (exit 3: disagree)
+    python bench/gpu_block_epoch.py time  --out DIR   # seconds per block-epoch: fused, reference, PyTorch
+
+``check`` compares, on 4 networks, the loss and gradient of one minibatch
+(relative 1e-9) and the memories after one epoch of 5 minibatches (absolute
+1e-6) between ``DAMLITE_GPU_KERNELS=auto`` and ``reference``. ``time`` reports
+wall-clock medians with device synchronisation: damlite with the fused kernels,
+damlite's reference path, PyTorch autograd on the same GPU (when torch sees it,
+bench/baselines.py's batched loss) and the ceiling (the two matrix products of
+each minibatch alone). Both write JSON into ``--out``. Uses the full MNIST
+(``$DAMLITE_DATA_DIR``) when found, else MNIST-shaped random data.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _data(items, seed=0):
+    from damlite.datasets import load_mnist
+
+    try:
+        data = load_mnist(source="full", validation_size=10000, dtype="float64")
+        return data.X_train[:items], data.y_train[:items], "full MNIST"
+    except Exception:  # noqa: BLE001 - no files: MNIST-shaped random data does the same arithmetic
+        rng = np.random.default_rng(seed)
+        return rng.uniform(-1, 1, (items, 784)), rng.integers(0, 10, items), "random MNIST-shaped"
+
+
+def _grid(G_side):
+    from damlite.tasks.mnist import MNIST_GRIDS
+
+    inv_t, lrs = MNIST_GRIDS["paper"]
+    inv_t, lrs = np.asarray(inv_t[:G_side]), np.asarray(lrs[:G_side])
+    lr, it = np.meshgrid(lrs, inv_t, indexing="ij")
+    return lr.ravel(), 1.0 / it.ravel()
+
+
+def _train(X, y, lr, T, epochs, n=10, seed=0):
+    from damlite.classification import train_classifiers
+    from damlite.tasks.mnist import MNIST_TASK
+
+    o = MNIST_TASK
+    return train_classifiers(
+        X, y, n_memories=o["memories"], interaction=o["interaction"], n=n, variant="normalized",
+        temperature=T, learning_rate=lr, lr_decay=o["lr_decay"], momentum=o["momentum"], epochs=epochs,
+        batch_size=o["batch_size"], error_exponent=o["error_exponent"], init_mean=o["init_mean"],
+        init_std=o["init_std"], clamp=o["clamp"], random_state=seed, backend="cupy")
+
+
+def _with_kernels(setting, fn):
+    old = os.environ.get("DAMLITE_GPU_KERNELS")
+    os.environ["DAMLITE_GPU_KERNELS"] = setting
+    try:
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop("DAMLITE_GPU_KERNELS", None)
+        else:
+            os.environ["DAMLITE_GPU_KERNELS"] = old
+
+
+def _device():
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return {"device": name.decode() if isinstance(name, bytes) else str(name), "cupy": cupy.__version__,
+            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(), "driver": cupy.cuda.runtime.driverGetVersion()}
+
+
+def check(out):
+    import cupy
+
+    from damlite import gpu_kernels
+    from damlite.classification import classifier_probes, classifier_scales
+    from damlite.datasets import bipolar_one_hot
+    from damlite.interactions import make_interaction
+    from damlite.network import loss_and_gradient
+
+    X, y, source = _data(5000)
+    lr, T = _grid(2)
+    G = lr.size
+    rng = np.random.default_rng(1)
+    mem = cupy.asarray(np.clip(rng.normal(-0.3, 0.3, (G, 256, 794)), -1, 1))
+    probes = classifier_probes(X[:1000], 10, cupy, cupy.float64)
+    targets = cupy.asarray(bipolar_one_hot(y[:1000], 10, dtype="float64"))
+    b_in, b_out = classifier_scales("normalized", T, 10, 794)
+    F = make_interaction("rectified_polynomial", 10)
+
+    def one(setting):
+        loss, grad, _ = _with_kernels(setting, lambda: loss_and_gradient(
+            mem, probes, targets, F, b_in, b_out, error_exponent=30, neurons=slice(784, 794)))
+        return cupy.asnumpy(loss), cupy.asnumpy(grad)
+
+    t0 = time.perf_counter()
+    (lf, gf), (lr_, gr) = one("auto"), one("reference")
+    compile_s = time.perf_counter() - t0
+    rep = {"source": source, "status": gpu_kernels.status(), "networks": G, **_device()}
+    rep["loss_rel"] = float(np.max(np.abs(lf - lr_) / np.maximum(np.abs(lr_), 1e-300)))
+    rep["grad_rel"] = float(np.max(np.abs(gf - gr)) / max(np.max(np.abs(gr)), 1e-300))
+    ef = _with_kernels("auto", lambda: _train(X, y, lr, T, 1))
+    er = _with_kernels("reference", lambda: _train(X, y, lr, T, 1))
+    rep["memories_abs_after_epoch"] = float(np.max(np.abs(ef.memories - er.memories)))
+    rep["first_call_seconds"] = compile_s
+    rep["fused_ran"] = gpu_kernels.available()
+    rep["agree"] = bool(rep["fused_ran"] and rep["loss_rel"] <= 1e-9 and rep["grad_rel"] <= 1e-9
+                        and rep["memories_abs_after_epoch"] <= 1e-6)
+    Path(out, "gpu_check.json").write_text(json.dumps(rep, indent=1))
+    print(json.dumps(rep, indent=1))
+    return 0 if rep["agree"] else 3
+
+
+def timing(out, epochs=3, time_limit=60.0):
+    import cupy
+
+    start = time.perf_counter()
+    X, y, source = _data(50000)
+    lr, T = _grid(6)
+    G = lr.size
+    rep = {"source": source, "networks": G, "items": len(y), "epochs_timed": epochs, **_device()}
+
+    def write():
+        Path(out, "gpu_block_epoch.json").write_text(json.dumps(rep, indent=1))
+
+    for name, setting in (("damlite_fused", "auto"), ("damlite_reference", "reference")):
+        res = _with_kernels(setting, lambda: _train(X, y, lr, T, epochs))
+        secs = np.asarray(res.epoch_seconds)
+        rep[name] = {"epoch_seconds": secs.tolist(), "median_after_first": float(np.median(secs[1:])),
+                     "final_loss_median": float(np.median(res.loss[-1]))}
+        write()
+        print(name, rep[name]["median_after_first"], "s per block-epoch", flush=True)
+    # the ceiling: the similarity and gradient products of every minibatch, nothing else
+    mem = cupy.asarray(np.zeros((G, 256, 794)) + 0.01)
+    probes = cupy.asarray(np.concatenate([X, -np.ones((len(X), 10))], axis=1))
+    times = []
+    for _ in range(3):
+        cupy.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        for s in range(0, len(X), 1000):
+            xb = probes[s:s + 1000]
+            d = xb @ cupy.swapaxes(mem, 1, 2)
+            _ = cupy.swapaxes(d, 1, 2) @ xb
+        cupy.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t0)
+    rep["ceiling"] = {"median": float(np.median(times))}
+    write()
+    try:
+        import torch
+
+        import baselines as bl
+    except ImportError as exc:
+        rep["torch"] = f"not run: {exc}"
+    else:
+        if not torch.cuda.is_available() or time.perf_counter() - start > time_limit:
+            rep["torch"] = "not run: no CUDA device for torch" if not torch.cuda.is_available() else "not run: time"
+        else:
+            from damlite.classification import classifier_scales
+            from damlite.datasets import bipolar_one_hot
+
+            dev = torch.device("cuda")
+            b_in, b_out = classifier_scales("normalized", T, 10, 794)
+            t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64, device=dev)  # noqa: E731
+            mem_t = t(np.broadcast_to(np.clip(np.random.default_rng(0).normal(-0.3, 0.3, (256, 794)), -1, 1),
+                                      (G, 256, 794)).copy())
+            probes_t = t(np.concatenate([X, -np.ones((len(X), 10))], axis=1))
+            targets_t = t(bipolar_one_hot(y, 10, dtype="float64"))
+            secs = []
+            velocity = None
+            for _ in range(epochs):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                mem_t, loss, velocity = bl.torch_train_epoch(
+                    mem_t, probes_t, targets_t, "rectified_polynomial", 10, t(b_in), t(b_out),
+                    learning_rate=t(lr).reshape(-1, 1, 1), momentum=0.6, batch_size=1000, error_exponent=30,
+                    cols=slice(784, 794), clamp=slice(0, 784), velocity=velocity)
+                torch.cuda.synchronize()
+                secs.append(time.perf_counter() - t0)
+                if time.perf_counter() - start > time_limit:
+                    break
+            rep["torch"] = {"version": torch.__version__, "epoch_seconds": secs,
+                            "median_after_first": float(np.median(secs[1:] if len(secs) > 1 else secs))}
+    f = rep["damlite_fused"]["median_after_first"]
+    rep["ratios"] = {"reference_over_fused": rep["damlite_reference"]["median_after_first"] / f,
+                     "fused_over_ceiling": f / rep["ceiling"]["median"]}
+    if isinstance(rep.get("torch"), dict):
+        rep["ratios"]["torch_over_fused"] = rep["torch"]["median_after_first"] / f
+    write()
+    print(json.dumps(rep["ratios"]), flush=True)
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", choices=["check", "time"])
+    p.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--time-limit", type=float, default=60.0)
+    a = p.parse_args(argv)
+    Path(a.out).mkdir(parents=True, exist_ok=True)
+    return check(a.out) if a.what == "check" else timing(a.out, a.epochs, a.time_limit)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

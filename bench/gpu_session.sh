@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The one command for a GPU window: checks, a comparison, then as many MNIST sweep blocks as fit.
+#
+#   bash bench/gpu_session.sh BUDGET_S          # e.g. 520 for a 9-minute command
+#
+# In order, each step logged to $OUT (or bench/results/gpu-session/), never past BUDGET_S seconds:
+#   1. the GPU, driver, CUDA, CuPy, numba and torch versions              -> gpu_env.txt
+#   2. damlite installed from .whl/ (else from this checkout) into /tmp/site, with the wheels
+#      it needs that the machine lacks; the CuPy test subset run against the installed
+#      package (<= 60 s)                                                  -> gpu_pytest.log
+#   3. the fused kernels against the reference path on one small block; if they disagree
+#      or fail, the rest runs on the reference path and says so          -> gpu_check.json
+#   4. one MNIST block-epoch: fused, reference, PyTorch autograd, matrix products (<= 60 s)
+#                                                                         -> gpu_block_epoch.json
+#   5. sweep blocks until the budget is spent: the missing `mnist-short` grids, then
+#      `mnist-full`; every block is appended when it finishes; the block in flight when
+#      the budget ends is lost and runs next time                        -> mnist/mnist-*.jsonl
+#   6. a summary naming the device, with each step's seconds              -> session.json
+# Copy mnist/*.jsonl back into book/results/mnist/ and commit; the next window resumes.
+#
+# Data: $DAMLITE_DATA_DIR, else .mnist/ in the checkout (the four IDX files, raw or .gz).
+# Records name their commit: set DAMLITE_GIT_COMMIT where the copy has no .git.
+set -u
+BUDGET="${1:-520}"
+START=$(date +%s)
+cd "$(dirname "$0")/.."
+REPO="$PWD"
+OUTDIR="${OUT:-bench/results/gpu-session}"
+mkdir -p "$OUTDIR/mnist"
+OUTDIR="$(cd "$OUTDIR" && pwd)"
+PY="${PYTHON:-python3}"
+LOG="$OUTDIR/session.log"
+STEPS="$OUTDIR/steps.tsv"
+: > "$STEPS"
+export DAMLITE_BACKEND=cupy DAMLITE_QUIET=1 PYTHONUNBUFFERED=1
+[ -n "${DAMLITE_DATA_DIR:-}" ] || { [ -d .mnist ] && export DAMLITE_DATA_DIR="$REPO/.mnist"; }
+
+elapsed() { echo $(( $(date +%s) - START )); }
+left() { echo $(( BUDGET - $(elapsed) )); }
+say() { echo "[$(elapsed) s] $*" | tee -a "$LOG"; }
+step() {  # step NAME SECONDS_MAX command...: run with a time limit, record seconds and exit status
+  local name="$1" limit="$2"; shift 2
+  local l; l=$(left); [ "$limit" -gt "$l" ] && limit="$l"
+  if [ "$limit" -le 5 ]; then say "$name: skipped (budget spent)"; printf '%s\t0\tskipped\n' "$name" >> "$STEPS"; return 99; fi
+  local t0; t0=$(date +%s)
+  timeout "$limit" "$@"; local rc=$?
+  printf '%s\t%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" "$rc" >> "$STEPS"
+  say "$name: exit $rc after $(( $(date +%s) - t0 )) s (limit $limit s)"
+  return $rc
+}
+
+# 1. the machine
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || echo "nvidia-smi: not available"
+  $PY - <<'PY'
+import platform
+print("python", platform.python_version())
+for mod in ("numpy", "cupy", "numba", "numba_cuda", "torch"):
+    try:
+        m = __import__(mod)
+        print(mod, m.__version__)
+    except Exception as exc:  # noqa: BLE001
+        print(mod, "absent:", type(exc).__name__)
+try:
+    import cupy
+    rt = cupy.cuda.runtime
+    print("cuda runtime", rt.runtimeGetVersion(), "driver", rt.driverGetVersion())
+except Exception as exc:  # noqa: BLE001
+    print("cupy runtime: unavailable:", exc)
+PY
+} > "$OUTDIR/gpu_env.txt" 2>&1
+cat "$OUTDIR/gpu_env.txt" | tee -a "$LOG"
+
+# 2. install, then the CuPy tests on the installed package
+SITE=/tmp/damlite-site
+rm -rf "$SITE"
+WHEELS=$(ls .whl/*.whl 2>/dev/null)
+if [ -n "$WHEELS" ] && $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" $WHEELS >> "$LOG" 2>&1; then
+  say "installed from .whl/: $(ls .whl | tr '\n' ' ')"
+elif $PY -m pip install -q --no-index --no-deps --no-build-isolation --target "$SITE" . >> "$LOG" 2>&1; then
+  say "installed damlite from this checkout"
+else
+  say "install failed: damlite runs from this checkout (PYTHONPATH)"; SITE="$REPO"
+fi
+export PYTHONPATH="$SITE"
+export DAMLITE_GIT_COMMIT="${DAMLITE_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
+say "damlite from: $(cd /tmp && $PY -c 'import damlite; print(damlite.__file__, damlite.__version__)' 2>&1)"
+(cd /tmp && step pytest "${PYTEST_LIMIT:-60}" $PY -m pytest -q -x -p no:cacheprovider -o addopts="" -m "not slow" \
+   "$REPO/tests/test_gpu_kernels.py" "$REPO/tests/test_backends.py" "$REPO/tests/test_network.py" \
+   "$REPO/tests/test_classification.py" -k "cupy or gpu or backend" > "$OUTDIR/gpu_pytest.log" 2>&1)
+tail -n 5 "$OUTDIR/gpu_pytest.log" | tee -a "$LOG"
+
+# 3. fused kernels vs reference path
+step check "${CHECK_LIMIT:-90}" $PY bench/gpu_block_epoch.py check --out "$OUTDIR" >> "$LOG" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then
+  export DAMLITE_GPU_KERNELS=reference
+  say "fused kernels DISAGREE or failed (exit $rc, see gpu_check.json): the sweep runs on the reference path"
+else
+  say "fused kernels agree with the reference path: the sweep uses them"
+fi
+
+# 4. one block-epoch, four ways
+step block_epoch "${EPOCH_LIMIT:-75}" $PY bench/gpu_block_epoch.py time --out "$OUTDIR" --time-limit 55 >> "$LOG" 2>&1
+
+# 5. sweep blocks until the budget is spent
+# (the sweep writes outside $OUT: only the result files come back, not their lock files)
+SWEEP=/tmp/damlite-sweep
+rm -rf "$SWEEP"; mkdir -p "$SWEEP"
+for f in book/results/mnist/mnist-short.jsonl book/results/mnist/mnist-full.jsonl; do
+  [ -f "$f" ] && cp "$f" "$SWEEP/"
+done
+for profile in short full; do
+  [ "$(left)" -gt 20 ] || break
+  # from /tmp: `python -m` puts the working directory first on sys.path, and the sweep must run
+  # the installed package (whose records then name $DAMLITE_GIT_COMMIT), not the checkout
+  (cd /tmp && step "sweep_$profile" $(( $(left) - 8 )) $PY -m damlite sweep mnist --profile "$profile" \
+    --out "$SWEEP" --no-progress >> "$LOG" 2>&1)
+  cp "$SWEEP"/*.jsonl "$OUTDIR/mnist/" 2>/dev/null
+  say "sweep $profile: $(cd /tmp && $PY -m damlite list mnist --profile "$profile" --out "$SWEEP" 2>/dev/null | grep -c '^done') blocks done"
+done
+
+# 6. summary
+$PY - "$OUTDIR" "$BUDGET" <<'PY' | tee -a "$LOG"
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+steps = [line.split("\t") for line in (out / "steps.tsv").read_text().splitlines() if line]
+summary = {"budget_s": int(sys.argv[2]), "steps": [{"step": s, "seconds": int(t), "exit": rc} for s, t, rc in steps]}
+summary["environment"] = (out / "gpu_env.txt").read_text().splitlines()
+for name in ("gpu_check.json", "gpu_block_epoch.json"):
+    if (out / name).exists():
+        summary[name.removesuffix(".json")] = json.loads((out / name).read_text())
+for f in sorted((out / "mnist").glob("*.jsonl")):
+    lines = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+    summary[f.name] = [{"key": x["key"][:60], "device": x["provenance"].get("device"),
+                        "seconds": x["provenance"].get("seconds"), "gpu_kernels": x["provenance"].get("gpu_kernels"),
+                        "median_epoch_seconds": x["records"][0].get("median_epoch_seconds")} for x in lines]
+(out / "session.json").write_text(json.dumps(summary, indent=1))
+print(json.dumps({k: summary[k] for k in ("steps",)}, indent=None))
+PY
+rm -f "$STEPS"
+say "done"

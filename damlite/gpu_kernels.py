@@ -1,0 +1,202 @@
+"""Fused GPU kernels (numba-cuda) for the learning rule on ±1 evaluated neurons.
+
+The reference path of :func:`damlite.network.loss_and_gradient` builds
+(G, b, M, K) tensors and passes over them a dozen times (F, F', differences,
+sums, two contractions): on a GPU that is dozens of small kernel launches per
+minibatch, and the MNIST block-epoch is bound by them. Here the same sums take
+three launches and no (G, B, M, K) temporaries. With d = zeta^mu . xi (G, B, K),
+u = b_in d and u' = b_in (d - w_i x_i) (w_i = 2 zeta^mu_i, x_i = xi_i = ±1):
+
+1. one thread per (network g, row b, evaluated neuron i)::
+
+       C = tanh(b_out x_i sum_mu [F(u) - F(u')]),  e = t - C,
+       loss term e**(2m),  g_{b,i} = -2m e**(2m-1) (1 - C**2)
+
+2. one thread per (g, b, mu):  r = F'(u) sum_i g_i x_i - sum_i g_i x_i F'(u')
+   (the part of dL/dd that multiplies every neuron's state);
+3. one thread per (g, chunk of rows, i, mu):  2 sum_b g_{b,i} F'(u')_{b,i,mu}
+   (the evaluated neurons' own columns), partial sums over chunks added after.
+
+Arguments and results as described in :func:`loss_and_gradient_bipolar`; the
+network module does the two matrix products around it. Deterministic: every
+sum has a fixed order (no atomics). The kernel code runs on NumPy arrays under
+numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), which is how the tests
+check it without a GPU.
+
+``DAMLITE_GPU_KERNELS``: ``auto`` (default: use them on CuPy arrays when
+numba-cuda imports) or ``reference`` (never). If compiling or launching them
+fails, damlite warns once and uses the reference path from then on.
+"""
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+__all__ = ["available", "loss_and_gradient_bipolar", "mode", "scalar_kernels", "status"]
+
+_MODES = ("auto", "reference")
+_THREADS = 128  # threads per block
+_ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
+_state = {"failed": None, "kernels": None}
+
+
+def mode() -> str:
+    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto`` or ``reference``."""
+    value = os.environ.get("DAMLITE_GPU_KERNELS", "auto").strip().lower() or "auto"
+    if value not in _MODES:
+        raise ValueError(f"DAMLITE_GPU_KERNELS must be one of {', '.join(_MODES)}; got {value!r}")
+    return value
+
+
+def scalar_kernels(jit):
+    """``(power, f_and_df)`` compiled by ``jit`` (a numba decorator): the interactions as scalar code.
+
+    ``power(base, e)`` is base**e by repeated squaring (the products of
+    :func:`damlite.interactions.integer_power`); ``f_and_df(x, kind, n, slope)``
+    returns F(x) and F'(x) for the built-in kinds of
+    :func:`damlite.cpu_kernels.interaction_code`: x**n (polynomial),
+    max(x, 0)**n (rectified), x**n above 0 and slope x below (leaky), exp(x).
+    """
+    from .cpu_kernels import EXPONENTIAL, LEAKY, RECTIFIED  # noqa: PLC0415
+
+    @jit
+    def power(base, e):
+        result = 1.0
+        while e:
+            if e & 1:
+                result *= base
+            e >>= 1
+            if e:
+                base *= base
+        return result
+
+    @jit
+    def f_and_df(x, kind, n, slope):
+        if kind == EXPONENTIAL:
+            v = math.exp(x)
+            return v, v
+        if kind == RECTIFIED:
+            if x <= 0.0:
+                return 0.0, 0.0
+        elif kind == LEAKY:
+            if x < 0.0:
+                return slope * x, slope
+        low = power(x, n - 1)
+        return low * x, n * low
+
+    return power, f_and_df
+
+
+def _import_cuda():
+    """``numba.cuda``, imported once the NumPy it expects is in place.
+
+    numba-cuda 0.30 registers an overload for ``np.row_stack`` at import, a name NumPy 2.5
+    removed (it was an alias of ``np.vstack``); without it the import fails with AttributeError.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+    from numba import cuda  # noqa: PLC0415
+
+    return cuda
+
+
+def _build():
+    """The kernels, compiled on first launch (numba-cuda)."""
+    _import_cuda()
+    from . import _cuda_kernels  # noqa: PLC0415
+
+    return {"outputs": _cuda_kernels.outputs, "rows": _cuda_kernels.rows, "columns": _cuda_kernels.columns}
+
+
+def _launch(kernel, total, *args):
+    blocks = max(1, -(-total // _THREADS))
+    kernel[blocks, _THREADS](*args)
+
+
+def _kernel_args(*arrays):
+    """Arrays as numba device arrays without a stream sync (CuPy and numba share the default stream)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return arrays
+    cuda = _import_cuda()
+    return tuple(cuda.as_cuda_array(a, sync=False) for a in arrays)
+
+
+def status() -> str:
+    """One line: which path the GPU learning rule takes, and why."""
+    if mode() == "reference":
+        return "reference (DAMLITE_GPU_KERNELS=reference)"
+    if _state["failed"]:
+        return f"reference (the fused kernels failed: {_state['failed']})"
+    try:
+        import numba  # noqa: PLC0415
+
+        _import_cuda()
+    except Exception as exc:  # noqa: BLE001 - any import failure means: no kernels
+        return f"reference (numba-cuda does not import: {type(exc).__name__})"
+    version = getattr(numba, "__version__", "?")
+    try:
+        import numba_cuda  # noqa: PLC0415
+
+        version = f"{version}, numba-cuda {numba_cuda.__version__}"
+    except Exception:  # noqa: BLE001
+        pass
+    return f"numba-cuda fused kernels (numba {version})"
+
+
+def available() -> bool:
+    """True when the fused kernels may be tried (setting ``auto``, numba-cuda imports, no earlier failure)."""
+    return not status().startswith("reference")
+
+
+def loss_and_gradient_bipolar(d, w_t, xs, targets, b_in, b_out, code, two_m, gradient):
+    """Fused loss (G,), r (G, B, K) and the evaluated columns' part (G, M, K), or None.
+
+    ``d`` (G, B, K) similarities; ``w_t`` (G, M, K) = 2 zeta of the evaluated
+    neurons; ``xs``/``targets`` (G, B, M); ``b_in``/``b_out`` (G,); ``code`` from
+    :func:`damlite.cpu_kernels.interaction_code`; all arrays of one namespace
+    (CuPy on a GPU, NumPy under the simulator). Returns
+    None, after one warning, when the kernels cannot run; the caller then takes
+    the reference path.
+    """
+    from .backend import array_namespace  # noqa: PLC0415
+
+    if not available():
+        return None
+    xp = array_namespace(d)
+    G, B, K = d.shape
+    M = w_t.shape[1]
+    kind, n, slope = code
+    dtype = d.dtype
+    d = xp.asarray(d)
+    w_t = xp.reshape(xp.asarray(w_t), (G, M, K)) + xp.zeros((G, M, K), dtype=dtype)  # contiguous copy
+    xs = xp.broadcast_to(xs, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype)
+    targets = xp.broadcast_to(targets, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype)
+    b_in = xp.reshape(b_in, (G,)) + xp.zeros((G,), dtype=dtype)
+    b_out = xp.reshape(b_out, (G,)) + xp.zeros((G,), dtype=dtype)
+    loss_terms = xp.empty((G, B, M), dtype=dtype)
+    gs = xp.empty((G, B, M), dtype=dtype)
+    try:
+        if _state["kernels"] is None:
+            _state["kernels"] = _build()
+        k = _state["kernels"]
+        args = _kernel_args(d, w_t, xs, targets, b_in, b_out, loss_terms, gs)
+        dd, ww, xx, tt, bi, bo, lt, gg = args
+        _launch(k["outputs"], G * B * M, dd, ww, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
+        loss = xp.sum(xp.reshape(loss_terms, (G, -1)), axis=1)
+        if not gradient:
+            return loss, None, None
+        chunks = -(-B // _ROWS_PER_CHUNK)
+        r_all = xp.empty((G, B, K), dtype=dtype)
+        part = xp.empty((G, chunks, M, K), dtype=dtype)
+        rr, pp = _kernel_args(r_all, part)
+        _launch(k["rows"], G * B * K, dd, ww, xx, gg, bi, kind, n, slope, rr)
+        _launch(k["columns"], G * chunks * M * K, dd, ww, xx, gg, bi, kind, n, slope, _ROWS_PER_CHUNK, pp)
+        return loss, r_all, xp.sum(part, axis=1)
+    except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run: fall back, once, loudly
+        _state["failed"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+        warnings.warn(f"damlite: the fused GPU kernels failed ({_state['failed']}); using the reference path. "
+                      "Set DAMLITE_GPU_KERNELS=reference to skip them.", RuntimeWarning, stacklevel=3)
+        return None

@@ -1,0 +1,146 @@
+"""The fused GPU kernels (damlite.gpu_kernels) against the reference learning rule.
+
+Without a GPU the kernels' own code runs on NumPy arrays under numba's CUDA
+simulator (a subprocess with NUMBA_ENABLE_CUDASIM=1, set before numba loads);
+with a GPU the same comparison runs on CuPy arrays.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from damlite import gpu_kernels
+from damlite.interactions import make_interaction
+from damlite.network import loss_and_gradient
+
+pytest.importorskip("numba")
+
+CASES = [("rectified_polynomial", 4, {}), ("polynomial", 3, {}),
+         ("leaky_rectified_polynomial", 4, {"epsilon": 0.01, "leak": "code"}), ("exponential", 1, {})]
+
+
+def _problem(G=2, B=55, K=4, D=5, M=3, seed=0):
+    """Classifier-shaped problem: D inputs, M evaluated neurons at -1, bipolar targets; B > one row chunk."""
+    rng = np.random.default_rng(seed)
+    mem = rng.uniform(-1, 1, (G, K, D + M))
+    X = np.concatenate([np.where(rng.random((B, D)) < 0.5, -1.0, 1.0), -np.ones((B, M))], axis=1)
+    T = np.where(rng.random((B, M)) < 0.3, 1.0, -1.0)
+    return mem, X, T, slice(D, D + M)
+
+
+SIMULATED = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from test_gpu_kernels import CASES, _problem
+    from damlite import gpu_kernels
+    from damlite.interactions import make_interaction
+    from damlite.network import loss_and_gradient
+    out = {}
+    mem, X, T, cols = _problem()
+    for name, n, kw in CASES:
+        F = make_interaction(name, n, **kw)
+        for m in (1, 30):
+            for gradient in (True, False):
+                args = (mem, X, T, F, np.array([0.3, 0.7]), np.array([1.0, 0.5]))
+                opts = dict(error_exponent=m, neurons=cols, gradient=gradient)
+                os.environ["DAMLITE_GPU_KERNELS"] = "reference"
+                ref = loss_and_gradient(*args, **opts)
+                os.environ["DAMLITE_GPU_KERNELS"] = "auto"
+                got = loss_and_gradient(*args, **opts)
+                key = f"{name}|m={m}|grad={gradient}"
+                out[key] = {"loss": float(np.max(np.abs(got[0] - ref[0]) / np.maximum(np.abs(ref[0]), 1e-300))),
+                            "finite": bool(np.array_equal(got[2], ref[2]))}
+                if gradient:
+                    scale = max(float(np.max(np.abs(ref[1]))), 1e-300)
+                    out[key]["grad"] = float(np.max(np.abs(got[1] - ref[1])) / scale)
+    out["status"] = gpu_kernels.status()
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", DAMLITE_CPU_KERNELS="numpy", DAMLITE_QUIET="1")
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", SIMULATED, os.path.dirname(__file__)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_simulated_kernels_ran(simulated):
+    assert simulated.pop("status").startswith("numba-cuda fused kernels")
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_simulated_kernels_match_reference(simulated, name):
+    rows = {k: v for k, v in simulated.items() if k.startswith(name + "|")}
+    assert len(rows) == 4
+    for key, row in rows.items():
+        assert row["finite"], key
+        assert row["loss"] <= 1e-12, (key, row)
+        if "grad" in row:
+            assert row["grad"] <= 1e-12, (key, row)
+
+
+def test_unknown_setting_is_refused(monkeypatch):
+    monkeypatch.setenv("DAMLITE_GPU_KERNELS", "fast")
+    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, reference"):
+        gpu_kernels.mode()
+
+
+def test_reference_setting_turns_them_off(monkeypatch):
+    monkeypatch.setenv("DAMLITE_GPU_KERNELS", "reference")
+    assert not gpu_kernels.available()
+    assert gpu_kernels.status() == "reference (DAMLITE_GPU_KERNELS=reference)"
+
+
+def test_a_failing_toolchain_falls_back_once_with_a_warning(monkeypatch):
+    """A compile or launch error warns once, returns None (the caller takes the reference path) and sticks."""
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "kernels": None})
+
+    def broken():
+        raise RuntimeError("NVVM not found\nsecond line")
+
+    monkeypatch.setattr(gpu_kernels, "_build", broken)
+    monkeypatch.delenv("DAMLITE_GPU_KERNELS", raising=False)
+    mem, X, T, cols = _problem(B=4)
+    d = np.matmul(X, np.transpose(mem, (0, 2, 1)))
+    w_t = 2 * np.transpose(mem[:, :, cols], (0, 2, 1))
+    args = (d, w_t, X[:, cols], T, np.array([0.3, 0.7]), np.array([1.0, 0.5]), (1, 4, 0.0), 2, True)
+    with pytest.warns(RuntimeWarning, match="fused GPU kernels failed .RuntimeError: NVVM not found.*"
+                                            "DAMLITE_GPU_KERNELS=reference"):
+        assert gpu_kernels.loss_and_gradient_bipolar(*args) is None
+    assert gpu_kernels.status() == "reference (the fused kernels failed: RuntimeError: NVVM not found)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gpu_kernels.loss_and_gradient_bipolar(*args) is None  # no second warning
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,n,kw", CASES)
+def test_cupy_kernels_match_reference(name, n, kw, monkeypatch):
+    from damlite.backend import BackendUnavailableError, get_backend
+
+    try:
+        xp, _ = get_backend("cupy", announce=False)
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    mem, X, T, cols = _problem(G=3, B=120, K=16, D=20, M=10, seed=3)
+    F = make_interaction(name, n, **kw)
+    args = (xp.asarray(mem), xp.asarray(X), xp.asarray(T), F, np.array([0.05, 0.1, 0.2]), np.array([1.0, 0.5, 2.0]))
+    monkeypatch.setenv("DAMLITE_GPU_KERNELS", "reference")
+    ref = [np.asarray(xp.asnumpy(a)) for a in loss_and_gradient(*args, error_exponent=30, neurons=cols)]
+    monkeypatch.setenv("DAMLITE_GPU_KERNELS", "auto")
+    got = [np.asarray(xp.asnumpy(a)) for a in loss_and_gradient(*args, error_exponent=30, neurons=cols)]
+    assert gpu_kernels.available(), gpu_kernels.status()
+    np.testing.assert_array_equal(got[2], ref[2])
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-11)
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-9, atol=1e-12 * np.max(np.abs(ref[1])))
