@@ -28,9 +28,10 @@ Switch and fallback
 ``DAMLITE_CPU_KERNELS`` is read before numba is imported: ``auto`` (or unset) and
 ``numba`` use the kernels, ``numpy`` (or ``off``, ``0``, ``false``, ``no``) turns them
 off; any other value is refused (ValueError) with the allowed ones. numba is optional
-(``pip install damlite[fast]``) and imported on first use. Any failure importing it or
-compiling or caching a kernel sends the computation to the NumPy path, with one
-:class:`CpuKernelsWarning` per process saying why and how to silence it. Kernels are
+(``pip install damlite[fast]``) and imported on first use; where it is not installed
+the NumPy path runs silently (``DAMLITE_CPU_KERNELS=numba`` warns). Any failure
+importing it or compiling or caching a kernel sends the computation to the NumPy path,
+with one :class:`CpuKernelsWarning` per process saying why and how to silence it. Kernels are
 compiled lazily (on first call, per dtype) and cached on disk only where numba finds a
 writable cache directory.
 
@@ -105,8 +106,11 @@ def _fail(reason: str):
 
 
 def _load() -> bool:
-    """Import numba and build the kernels (not compile them) once; False (and one warning) on failure."""
-    global numba, _kernels
+    """Import numba and build the kernels (not compile them) once; False (and one warning) on failure.
+
+    numba simply not installed, with the switch on ``auto``, is not a failure: no warning.
+    """
+    global numba, _kernels, _failure
     if _failure is not None:
         return False
     if _kernels is not None:
@@ -114,11 +118,10 @@ def _load() -> bool:
     try:
         import numba as nb  # noqa: PLC0415
     except Exception as exc:  # ImportError, or a broken llvmlite (OSError), or anything else
-        if isinstance(exc, ImportError) and getattr(exc, "name", None) in ("numba", "llvmlite"):
-            reason = "numba is not installed: pip install damlite[fast]"
+        if isinstance(exc, ImportError) and getattr(exc, "name", None) == "numba" and _mode() == "auto":
+            _failure = "numba is not installed (optional: pip install damlite[fast])"  # silent: nothing is broken
         else:
-            reason = f"numba failed to import: {type(exc).__name__}: {exc}"
-        _fail(reason)
+            _fail(f"numba failed to import: {type(exc).__name__}: {exc}")
         return False
     try:
         _configure_threads(nb)
@@ -201,7 +204,8 @@ def _call(name, *args):
         getattr(_kernels, name)(*args)
         return True
     except Exception as exc:  # noqa: BLE001 - any failure must fall back to NumPy
-        _fail(f"kernel {name!r} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+        first = (str(exc).strip().splitlines() or [""])[0]
+        _fail(f"kernel {name!r} failed: {type(exc).__name__}: {first}")
         return None
 
 

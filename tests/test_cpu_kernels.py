@@ -320,3 +320,18 @@ def test_a_kernel_that_fails_to_compile_falls_back_with_one_warning(monkeypatch)
     want = loss_and_gradient(mem, X, X, F, 0.1, 1.0)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+def test_numba_not_installed_is_silent_unless_asked_for(tmp_path, numpy_reference):
+    """An optional dependency that is absent is not a fault: no warning on ``auto``; one on ``numba``."""
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text("import sys\nclass _Block:\n    def find_spec(self, name, path=None, target=None):\n"
+                       "        if name == 'numba':\n            raise ModuleNotFoundError(\"No module named 'numba'\", "
+                       "name='numba')\nsys.meta_path.insert(0, _Block())\n")
+    out = _subprocess(_RUN_ALL, pythonpath=[tmp_path])
+    assert out.returncode == 0, out.stderr
+    got, _ = _parse(out)
+    assert got["KERNELS"] == "numpy" and got["WARNINGS"] == "0" and got["LOSS"] == numpy_reference["LOSS"]
+    out = _subprocess(_RUN_ALL, env={"DAMLITE_CPU_KERNELS": "numba"}, pythonpath=[tmp_path])
+    got, warned = _parse(out)
+    assert got["WARNINGS"] == "1" and "numba" in warned[0]
