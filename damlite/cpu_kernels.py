@@ -39,7 +39,8 @@ Threads and determinism
 -----------------------
 Work is spread over ``networks x rows`` with numba's ``prange``; the thread count is
 numba's (``NUMBA_NUM_THREADS``, default all cores), or ``OMP_NUM_THREADS`` when only
-that is set. Rows are cut into chunks of fixed size (independent of the thread
+that is set; with neither, a multiprocessing worker (the sweep engine's ``--workers``)
+uses one thread. Rows are cut into chunks of fixed size (independent of the thread
 count), each chunk sums its own part of the gradient and the parts are added in chunk
 order: results are bitwise the same on any number of threads.
 """
@@ -124,7 +125,8 @@ def _load() -> bool:
             _fail(f"numba failed to import: {type(exc).__name__}: {exc}")
         return False
     try:
-        _configure_threads(nb)
+        if not os.environ.get("NUMBA_THREADING_LAYER"):
+            nb.config.THREADING_LAYER = "forksafe"
         from . import _cpu_numba  # noqa: PLC0415
 
         _kernels = _cpu_numba
@@ -155,17 +157,22 @@ def description() -> str:
 
 def num_threads() -> int:
     """Threads the kernels use (1 when they are off)."""
-    return int(numba.get_num_threads()) if available() else 1
+    if not available():
+        return 1
+    _configure_process()
+    return int(numba.get_num_threads())
 
 
 def set_num_threads(n: int):
     """Use ``n`` threads (at most numba's ``NUMBA_NUM_THREADS``) in the kernels called from this thread."""
     if available():
+        _configure_process()
         numba.set_num_threads(int(n))
 
 
 def _configure_threads(nb):
-    """A fork-safe threading layer; NUMBA_NUM_THREADS if set (numba reads it), else OMP_NUM_THREADS if set.
+    """A fork-safe threading layer; NUMBA_NUM_THREADS if set (numba reads it), else OMP_NUM_THREADS if set,
+    else one thread in a multiprocessing worker and all cores elsewhere.
 
     Fork-safe because the sweep engine's process pool forks: GNU OpenMP (numba's
     usual layer on Linux) aborts a forked child that runs a parallel kernel.
@@ -178,6 +185,22 @@ def _configure_threads(nb):
     omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if omp.isdigit() and int(omp) >= 1:
         nb.set_num_threads(min(int(omp), nb.config.NUMBA_NUM_THREADS))
+    else:
+        import multiprocessing  # noqa: PLC0415
+
+        if multiprocessing.parent_process() is not None:  # a pool worker (the sweep engine's --workers):
+            nb.set_num_threads(1)  # the processes already share the cores
+
+
+_configured_pid = None
+
+
+def _configure_process():
+    """Thread count for this process, once per process (a forked worker inherits the parent's)."""
+    global _configured_pid
+    if _configured_pid != os.getpid():
+        _configured_pid = os.getpid()
+        _configure_threads(numba)
 
 
 def interaction_code(interaction):
@@ -201,6 +224,7 @@ def _call(name, *args):
     if _failure is not None:
         return None
     try:
+        _configure_process()
         getattr(_kernels, name)(*args)
         return True
     except Exception as exc:  # noqa: BLE001 - any failure must fall back to NumPy
