@@ -406,21 +406,25 @@ def frontier_table(Ns=(100, 784, 10_000), formats=FORMAT_NAMES, *, K=None) -> Ta
     """Largest safe n per N and format: for N**n, for (N-2)**n (NaN beyond), and for K N**n."""
     rows = []
     for N in Ns:
-        quantities = [("N^n", 1, "largest"), ("(N-2)^n: NaN beyond", 1, "second")]
+        # labels in Unicode superscripts: a table cell shows no LaTeX
+        quantities = [("Nⁿ", 1, "largest"), ("(N − 2)ⁿ: NaN beyond", 1, "second")]
         if K is not None:
-            quantities.append((f"{K} N^n", K, "largest"))
+            quantities.append((f"{K} Nⁿ", K, "largest"))
         for label, k, term in quantities:
             rows.append([N, label] + [overflow_frontier(N, f, K=k, term=term) for f in formats])
     return Table(["N", "term"] + list(formats), rows, caption="largest n with the term finite")
 
 
 def underflow_table(N, overlaps, formats=FORMAT_NAMES, *, level="zero") -> Table:
-    """Largest n per overlap and format for which (overlap/N)**n survives (see :func:`underflow_frontier`)."""
+    """Largest n per similarity score s and format for which (s/N)**n survives (see :func:`underflow_frontier`).
+
+    ``overlaps`` maps a label to a score s (the ``overlap`` argument of :func:`underflow_frontier`).
+    """
     rows = []
     for label, m in overlaps.items():
         rows.append([label, f"{float(m) / N:.3g}"] + [underflow_frontier(N, f, overlap=m, level=level) for f in formats])
     cap = "largest n with the term " + ("not rounded to 0" if level == "zero" else "still a normal number")
-    return Table(["overlap", "x = overlap/N"] + list(formats), rows, caption=cap)
+    return Table(["score s", "x = s/N"] + list(formats), rows, caption=cap)
 
 
 # ------------------------------------------------------------- mpmath reference

@@ -11,6 +11,31 @@ import functools
 
 import numpy as np
 
+
+def sharp_inline_figures():
+    """Draw inline figures (Jupyter, Colab, the book's build) as PNGs at twice the resolution.
+
+    IPython's ``retina`` format: the PNG has twice the pixels and is shown at the
+    figure's normal size, so figures stay sharp on high-DPI screens and when a phone
+    zooms in. Called once when this module is imported inside IPython; outside
+    IPython (scripts, tests) it does nothing. A format the user chose is kept.
+    """
+    try:
+        from IPython import get_ipython  # noqa: PLC0415
+        from matplotlib_inline.backend_inline import InlineBackend, set_matplotlib_formats  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - IPython is not a damlite dependency
+        return False
+    shell = get_ipython()
+    if shell is None or "Terminal" in type(shell).__name__:
+        return False
+    if set(InlineBackend.instance().figure_formats) - {"png"}:
+        return False  # the user asked for something else (svg, retina, ...)
+    set_matplotlib_formats("retina")
+    return True
+
+
+sharp_inline_figures()
+
 #: Okabe-Ito colours.
 OKABE_ITO = {
     "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
@@ -81,20 +106,23 @@ def _frontier_curves(formats):
     return Ns, {name: numerics.frontier_curve(Ns, name) for name in formats}
 
 
-def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "float64"), *, axes=None):
-    """Two panels for one (N, n), one above the other: log10 F_n(x) = n log10 x up to
-    x = N against each format's largest value, and the overflow frontier over N with
-    (N, n) marked.
+def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "float64"), *, axes=None,
+                          frontier=True):
+    """log10 F_n(x) = n log10 x up to x = N against each format's largest value, and
+    (``frontier=True``, below it) the overflow frontier over N with (N, n) marked.
 
-    Works in log10 so that no value overflows while drawing it.
+    Works in log10 so that no value overflows while drawing it. Returns the list of
+    axes (one or two).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     from . import numerics  # noqa: PLC0415
 
     if axes is None:
-        _, axes = plt.subplots(2, 1, figsize=(7.2, 7.6), constrained_layout=True)
-    left, right = axes
+        rows, height = (2, 7.6) if frontier else (1, 4.0)
+        _, axes = plt.subplots(rows, 1, figsize=(7.2, height), constrained_layout=True, squeeze=False)
+        axes = list(axes[:, 0])
+    left = axes[0]
     x = np.logspace(0, np.log10(N), 200)
     left.plot(x, n * np.log10(x), color=OKABE_ITO["black"], label=f"$F_{{{n}}}(x) = x^{{{n}}}$")
     for name in formats:
@@ -111,42 +139,55 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     left.set_ylabel("log$_{10}$ F$_n$(x)")
     left.legend(fontsize=9, loc="center left")
     left.set_title(f"N = {N:,}, n = {n}", fontsize=10)
-    Ns, curves = _frontier_curves(tuple(formats))
-    plot_overflow_frontier(Ns, curves, mark=(N, n, f"(N, n) = ({N:,}, {n})"), ax=right)
+    if frontier:
+        Ns, curves = _frontier_curves(tuple(formats))
+        plot_overflow_frontier(Ns, curves, mark=(N, n, f"(N, n) = ({N:,}, {n})"), ax=axes[1])
     return axes
 
 
 def plot_precision_study(study, *, axes=None, cap=10.0):
     """Median relative error of the energy differences (top), and wrong signs (bottom), against n.
 
-    Colour = variant (original, normalized, adaptive), line style = dtype. A median
-    that is inf or NaN is drawn at ``cap`` with a cross.
+    Colour and marker = variant (original, normalized, adaptive), line style = dtype
+    (solid float32, dotted float64 with open markers). Series that coincide stay
+    visible: each variant is drawn thinner and with smaller markers than the one
+    before, so a series lying on another shows as a core inside a halo. A median that
+    is inf or NaN is drawn at ``cap`` with a cross (a legend entry says so).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if axes is None:
-        _, axes = plt.subplots(2, 1, figsize=(7.2, 6.6), sharex=True, constrained_layout=True)
+        _, axes = plt.subplots(2, 1, figsize=(7.2, 6.8), sharex=True, constrained_layout=True)
     colours = {"original": OKABE_ITO["vermillion"], "normalized": OKABE_ITO["blue"], "adaptive": OKABE_ITO["green"]}
     styles = {"float32": "-", "float64": ":"}
     markers = {"original": "o", "normalized": "s", "adaptive": "^"}
+    widths = {"original": (3.4, 9), "normalized": (2.2, 6.5), "adaptive": (1.1, 4)}  # line width, marker size
     ns = np.asarray(study.ns)
     for c, (variant, dtype) in enumerate(study.configs):
+        lw, ms = widths.get(variant, (1.5, 5))
         kw = dict(color=colours.get(variant), linestyle=styles.get(dtype, "-"), marker=markers.get(variant),
-                  markersize=4, label=f"{variant}, {dtype}")
+                  markersize=ms, linewidth=lw, label=f"{variant}, {dtype}",
+                  mfc="white" if dtype == "float64" else None)
         err = np.asarray(study.median_error[c], dtype=float)
         bad = ~np.isfinite(err)
         axes[0].plot(ns, np.where(bad, np.nan, np.minimum(err, cap)), **kw)
         if bad.any():
             axes[0].plot(ns[bad], np.full(bad.sum(), cap), linestyle="none", marker="x", color=kw["color"],
-                         markersize=8)
+                         markersize=9, markeredgewidth=2)
         axes[1].plot(ns, 100.0 * np.asarray(study.sign_errors[c]) / study.entries, **kw)
     axes[0].set_yscale("log")
     axes[0].axhline(cap, color="grey", linewidth=0.8)
     axes[0].set_ylabel("median relative error of Δ")
-    axes[0].set_title(f"× at the top: inf/NaN (N={study.N}, K={study.K})", fontsize=10)
+    axes[0].set_title(f"N = {study.N}, K = {study.K}: {study.entries} energy differences per point", fontsize=10)
     axes[1].set_xlabel("interaction vertex n")
     axes[1].set_ylabel("wrong update signs (%)")
-    axes[1].legend(fontsize=9, ncol=2)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    handles, labels = axes[1].get_legend_handles_labels()
+    handles.append(axes[0].plot([], [], linestyle="none", marker="x", color="0.3", markersize=9,
+                                markeredgewidth=2)[0])
+    labels.append("median inf/NaN (top edge)")
+    axes[0].figure.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=9)
     return axes
 
 
@@ -386,14 +427,15 @@ def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
     Bottom: the normalized network's training loss per epoch (log y).
 
     ``gaps`` and ``losses`` map n to arrays of shape (epochs,); ``controls`` (same
-    form, optional) is drawn as thin dotted lines in the same colours. A gap of
-    exactly 0 (bitwise-equal memories) is drawn as an open marker on the bottom edge.
+    form, optional) is drawn as thin dotted lines without markers in the same colours
+    (no main line is dotted, so a control never looks like a curve). A gap of exactly 0
+    (bitwise-equal memories) is drawn as an open marker on the bottom edge.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if axes is None:
         _, axes = plt.subplots(2, 1, figsize=(7.2, 6.4), sharex=True, constrained_layout=True)
-    styles = ["o-", "s--", "^-.", "D:"]
+    styles = ["o-", "s--", "^-.", "D-"]
     positive = [g[g > 0].min() for g in map(np.asarray, gaps.values()) if np.any(g > 0)]
     floor = min(positive) / 10 if positive else 1e-17
     for i, (color, n) in enumerate(zip(_seq_colors(len(gaps)), gaps)):
@@ -407,14 +449,14 @@ def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
                          markersize=4)
         if controls is not None and n in controls:
             c = np.asarray(controls[n], dtype=float)
-            axes[0].plot(epochs, np.where(c > 0, c, np.nan), ":", color=color, linewidth=1)
+            axes[0].plot(epochs, np.where(c > 0, c, np.nan), ":", color=color, linewidth=1.2, alpha=0.8)
         axes[1].plot(epochs, np.asarray(losses[n], dtype=float), style, color=color, markersize=4,
                      markevery=max(1, g.size // 12), label=f"n = {n}")
     axes[0].set_yscale("log")
     axes[0].set_ylabel("max |ζ$_{original}$ − ζ$_{normalized}$|")
     axes[0].set_title("difference between the two networks' memories", fontsize=10)
     if controls is not None:
-        axes[0].plot([], [], ":", color="0.3", linewidth=1, label="control: one-ulp nudge")
+        axes[0].plot([], [], ":", color="0.3", linewidth=1.2, label="dotted: one-ulp control")
     axes[0].legend(fontsize=9, ncol=2)
     axes[1].set_yscale("log")
     axes[1].set_xlabel("epoch")
@@ -423,13 +465,16 @@ def plot_trajectory_gap(gaps, losses, *, controls=None, axes=None):
     return axes
 
 
-def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None):
+def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None, frozen=None):
     """Which (N, n) pairs each variant trains through, one panel per variant (side by side).
 
     ``outcomes`` maps a panel title to an int array (len(Ns), len(ns)): -1 = the
     training finished with finite numbers, e >= 0 = NumericalOverflowError in epoch
-    e (printed next to the cross). ``frontier`` = (N values, largest n with N**n
-    finite) adds the analytic float32 line. The legend goes below the panels.
+    e (printed next to the cross). ``frozen`` (optional, same keys) holds boolean
+    arrays of the same shape: True where a run finished but its memories never moved
+    (drawn as an open circle: finishing is not training). ``frontier`` = (N values,
+    largest n with N**n finite) adds the analytic float32 line. The legend goes below
+    the panels.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -440,10 +485,11 @@ def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None):
     axes = np.atleast_1d(axes)
     for ax, (title, grid) in zip(axes, outcomes.items()):
         grid = np.asarray(grid)
+        still = np.asarray((frozen or {}).get(title, np.zeros(grid.shape, bool)))
         for a, N in enumerate(Ns):
             for b, n in enumerate(ns):
                 if grid[a, b] < 0:
-                    ax.plot(n, N, "o", color=OKABE_ITO["blue"], markersize=6)
+                    ax.plot(n, N, "o", color=OKABE_ITO["blue"], markersize=7, mfc="white" if still[a, b] else None)
                 else:
                     ax.plot(n, N, "X", color=OKABE_ITO["vermillion"], markersize=8)
                     ax.annotate(str(int(grid[a, b])), (n, N), textcoords="offset points", xytext=(4, 3), fontsize=9)
@@ -455,11 +501,15 @@ def plot_survival_map(Ns, ns, outcomes, *, frontier=None, axes=None):
         ax.set_xlabel("interaction vertex n")
         ax.set_title(title, fontsize=10)
     axes[0].set_ylabel("neurons N")
-    handles = [axes[0].plot([], [], "o", color=OKABE_ITO["blue"], label="trained (finite)")[0],
-               axes[0].plot([], [], "X", color=OKABE_ITO["vermillion"], label="overflow (epoch)")[0]]
+    finished = "finished, memories moved" if frozen is not None else "finished with finite numbers"
+    handles = [axes[0].plot([], [], "o", color=OKABE_ITO["blue"], label=finished)[0]]
+    if frozen is not None:
+        handles.append(axes[0].plot([], [], "o", color=OKABE_ITO["blue"], mfc="white",
+                                    label="finished, memories never moved")[0])
+    handles.append(axes[0].plot([], [], "X", color=OKABE_ITO["vermillion"], label="overflow (epoch)")[0])
     if frontier is not None:
         handles.append(axes[0].plot([], [], "-", color="0.4", linewidth=1, label="N$^n$ = float32 max")[0])
-    axes[0].figure.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9)
+    axes[0].figure.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 2), fontsize=9)
     return axes
 
 
@@ -580,16 +630,16 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
             _major_log_ticks(ax)
             i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
             ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
-        ax.set_title(f"{variant}, n = {n}", fontsize=9)
-        ax.tick_params(labelsize=8)
+        ax.set_title(f"{variant}, n = {n}", fontsize=10)
+        ax.tick_params(labelsize=9)
         if r == nrows - 1 or k + ncols >= len(panels):
-            ax.set_xlabel("initial learning rate", fontsize=9)
+            ax.set_xlabel("initial learning rate", fontsize=10)
         # two networks: every column is labelled (their axes differ); one network: the first column
         if len(variants) > 1 or c == 0:
-            ax.set_ylabel(ylabels.get(variant, "1/T"), fontsize=9)
+            ax.set_ylabel(ylabels.get(variant, "1/T"), fontsize=10)
     if mesh is not None:
         cbar = fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric}\n(lower is better)")
-        cbar.ax.tick_params(labelsize=8)
+        cbar.ax.tick_params(labelsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

@@ -1,13 +1,23 @@
-"""Interactive explorers for the book (ipywidgets, the ``widgets`` extra).
+"""Explorers for the book: live ones (ipywidgets) and kernel-free ones (plain HTML and JS).
 
-Each explorer returns a widget; the static web pages cannot run it, so every
-chapter draws the explorer's default figure with the matching helper in
-:mod:`damlite.plots` in an ordinary cell, and calls the explorer in a cell tagged
-``remove-output``: the web page shows that cell's code only, while Jupyter and Colab
-run it live (an Image widget without a kernel would be an inert slider over a blank
-picture).
+Live explorers return an ipywidgets widget (the ``widgets`` extra). The static web
+pages cannot run them, so chapters call them in a cell tagged ``remove-output``: the
+web page shows that cell's code only, while Jupyter and Colab run it live.
+
+Kernel-free explorers (:func:`static_explorer` and the helpers built on it) draw every
+frame a slider can show when the page is built, and return an object whose HTML holds
+those frames as PNG images, one ``<input type="range">`` per control and a few lines
+of JavaScript that swap the picture: no kernel, no server, nothing fetched from a CDN.
+They work on the static site, on phones, and in Jupyter and Colab as well.
 """
 from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import itertools
+import json
 
 
 def _ipywidgets():
@@ -59,11 +69,7 @@ def frontier_explorer(N=10_000, n=30, formats=("float16", "bfloat16", "float32",
     def draw(N, n):
         N = int(round(N))
         axes = plots.plot_power_and_limits(N, n, formats)
-        lines = [f"N**n = {numerics.mpmath.nstr(numerics.exact_power(N, n), 6)} (exact, mpmath)"]
-        for name in formats:
-            limit = numerics.overflow_frontier(N, name)
-            lines.append(f"  {name:>8}: largest safe n = {limit:4d}  ->  {'finite' if n <= limit else 'inf'}")
-        return axes[0].figure, "\n".join(lines)
+        return axes[0].figure, _frontier_text(N, n, formats, numerics)
 
     return _explorer(
         draw,
@@ -145,3 +151,170 @@ def scaling_explorer(memories, probe, *, n=100, interaction="polynomial", dtype=
 
     return _explorer(draw, n=widgets.SelectionSlider(options=choices, value=min(choices, key=lambda c: abs(c - n)),
                                                      description="n"))
+
+
+# ------------------------------------------------------------------ kernel-free explorers
+_STATIC_JS = """
+(function () {
+  var root = document.getElementById("%(id)s");
+  var data = JSON.parse(root.querySelector("script.dlx-frames").textContent);
+  var sliders = root.querySelectorAll("input.dlx-slider");
+  var img = root.querySelector("img.dlx-frame"), text = root.querySelector("pre.dlx-text");
+  function show() {
+    var key = [];
+    sliders.forEach(function (s, k) {
+      key.push(s.value);
+      root.querySelectorAll("output.dlx-value")[k].textContent = data.labels[k][+s.value];
+    });
+    var frame = data.frames[key.join("-")];
+    img.src = "data:image/png;base64," + frame.png;
+    img.alt = frame.alt;
+    if (text) { text.textContent = frame.text; }
+  }
+  sliders.forEach(function (s) { s.addEventListener("input", show); });
+  show();
+})();
+"""
+
+
+class StaticExplorer:
+    """Precomputed frames behind sliders, shown as self-contained HTML (``_repr_html_``).
+
+    Attributes: ``controls`` (name -> list of values), ``frames`` (key -> dict with
+    ``png`` (base64), ``text`` and ``alt``; the key joins the control indices with
+    ``-``) and ``initial`` (one index per control).
+    """
+
+    def __init__(self, controls, labels, frames, initial, *, title="", width=None):
+        self.controls, self.labels, self.frames, self.initial = controls, labels, frames, initial
+        self.title, self.width = title, width
+        digest = hashlib.sha1(json.dumps(sorted(frames)).encode() + title.encode())
+        digest.update(b"".join(f["png"].encode()[:64] for f in frames.values()))
+        self.id = "dlx-" + digest.hexdigest()[:12]
+
+    def __len__(self):
+        return len(self.frames)
+
+    def _repr_html_(self):
+        rows = []
+        for k, (name, values) in enumerate(self.controls.items()):
+            rows.append(
+                f'<label class="dlx-control"><span class="dlx-name">{html.escape(name)}</span>'
+                f'<input class="dlx-slider" type="range" min="0" max="{len(values) - 1}" step="1" '
+                f'value="{self.initial[k]}" aria-label="{html.escape(name)}">'
+                f'<output class="dlx-value">{html.escape(self.labels[k][self.initial[k]])}</output></label>')
+        first = self.frames["-".join(map(str, self.initial))]
+        data = json.dumps({"labels": self.labels, "frames": self.frames}).replace("</", "<\\/")
+        width = f' width="{self.width}"' if self.width else ""
+        title = f'<p class="dlx-title">{html.escape(self.title)}</p>' if self.title else ""
+        text = f'<pre class="dlx-text">{html.escape(first["text"])}</pre>' if any(
+            f["text"] for f in self.frames.values()) else ""
+        return (f'<div class="damlite-explorer" id="{self.id}">{title}<div class="dlx-controls">{"".join(rows)}'
+                f'</div><img class="dlx-frame"{width} src="data:image/png;base64,{first["png"]}" '
+                f'alt="{html.escape(first["alt"])}">{text}'
+                f'<script type="application/json" class="dlx-frames">{data}</script>'
+                f"<script>{_STATIC_JS % {'id': self.id}}</script></div>")
+
+
+def _png(fig, dpi, colors):
+    """The figure as base64 PNG (palette of ``colors`` colours, which keeps frames small), and its width."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from PIL import Image  # noqa: PLC0415 - a matplotlib dependency
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")  # the figures use constrained layout
+    plt.close(fig)
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT).save(out, format="png", optimize=True)
+    return base64.b64encode(out.getvalue()).decode("ascii"), image.width
+
+
+def static_explorer(draw, controls, *, initial=None, labels=None, title="", dpi=160, colors=48):
+    """A kernel-free explorer: ``draw(**values)`` for every combination of ``controls``.
+
+    Parameters
+    ----------
+    draw : callable
+        Called with one keyword per control; returns a matplotlib figure, or
+        ``(figure, text)`` where ``text`` is printed under the picture.
+    controls : dict
+        Control name -> sequence of values (one slider each, in this order).
+    initial : dict, optional
+        Control name -> the value shown first (default: each control's first value).
+    labels : dict, optional
+        Control name -> callable turning a value into its label (default ``str``).
+    title : str
+        A line above the sliders.
+    dpi : int
+        Resolution of the frames. Each frame is shown at the width the figure has at
+        matplotlib's 100 dpi, so 160 puts 1.6 image pixels into each CSS pixel: sharp on
+        high-DPI screens at a fraction of the bytes of 2x.
+    colors : int
+        Size of each frame's palette (smaller files; line plots need few colours).
+
+    Returns
+    -------
+    StaticExplorer
+        Displays as HTML in the book and in Jupyter; ``len()`` is the number of frames
+        (the product of the controls' lengths: keep it to a few dozen).
+    """
+    controls = {name: list(values) for name, values in controls.items()}
+    initial = initial or {}
+    labels = labels or {}
+    start = [values.index(initial[name]) if name in initial else 0 for name, values in controls.items()]
+    names = [[labels.get(name, str)(v) for v in values] for name, values in controls.items()]
+    frames, width = {}, None
+    for index in itertools.product(*(range(len(v)) for v in controls.values())):
+        values = {name: controls[name][i] for name, i in zip(controls, index)}
+        out = draw(**values)
+        fig, text = out if isinstance(out, tuple) else (out, "")
+        png, pixels = _png(fig, dpi, colors)
+        width = width or pixels * 100 // dpi  # CSS pixels: as a figure at matplotlib's 100 dpi
+        alt = ", ".join(f"{name} = {label[i]}" for name, label, i in zip(controls, names, index))
+        frames["-".join(map(str, index))] = {"png": png, "text": text, "alt": alt}
+    return StaticExplorer(controls, names, frames, start, title=title, width=width)
+
+
+def frontier_frames(Ns=(100, 784, 10_000, 1_000_000), ns=(2, 5, 10, 20, 30, 45, 60, 100, 150),
+                    formats=("float16", "bfloat16", "float32", "float64"), *, initial=(10_000, 30)):
+    """Chapter 3's overflow frontier without a kernel: sliders over N and n, the picture of
+    :func:`damlite.plots.plot_power_and_limits` and, under it, N**n (exact) and each
+    format's largest safe n for that N.
+    """
+    from . import numerics, plots  # noqa: PLC0415
+
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    def draw(N, n):
+        _, axes = plt.subplots(2, 1, figsize=(7.2, 6.6), constrained_layout=True)
+        plots.plot_power_and_limits(N, n, formats, axes=axes)
+        return axes[0].figure, _frontier_text(N, n, formats, numerics)
+
+    return static_explorer(draw, {"N": Ns, "n": ns}, initial={"N": initial[0], "n": initial[1]},
+                           labels={"N": lambda N: f"{N:,}"}, title="The overflow frontier: move N and n")
+
+
+def _frontier_text(N, n, formats, numerics):
+    lines = [f"N**n = {numerics.mpmath.nstr(numerics.exact_power(N, n), 6)} (exact, mpmath)"]
+    for name in formats:
+        limit = numerics.overflow_frontier(N, name)
+        lines.append(f"  {name:>8}: largest safe n = {limit:4d}  ->  {'finite' if n <= limit else 'inf'}")
+    return "\n".join(lines)
+
+
+def heatmap_frames(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100,
+                   dtype="float64", metric="distance", vmax=None):
+    """Chapter 6's sweep heatmaps without a kernel: one slider over n; each frame is
+    :func:`damlite.plots.plot_sweep_heatmaps` for that n, both networks side by side
+    (same colour scale in every frame, so frames can be compared).
+
+    ``records`` and the keywords are those of ``plot_sweep_heatmaps``.
+    """
+    from . import plots  # noqa: PLC0415
+
+    def draw(n):
+        return plots.plot_sweep_heatmaps(records, [n], grid, variants=variants, N=N, dtype=dtype, metric=metric,
+                                         vmax=vmax, title=f"n = {n}")
+
+    return static_explorer(draw, {"n": list(ns)}, title="Sweep heatmaps: move n")

@@ -20,7 +20,7 @@ TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 
 # Pages that may be plain MyST Markdown (no code, no launch button). Everything else
 # must be a notebook, because Colab can only open .ipynb files.
-MARKDOWN_PAGES = {"book/references", "book/api"}
+MARKDOWN_PAGES = {"book/references", "book/glossary", "book/api"}
 
 
 def _toc_entries(toc) -> list[str]:
@@ -388,3 +388,116 @@ def test_reference_list_is_author_year_and_in_reading_order():
     labels = list(ext.AuthorYearLabelStyle().format_labels(ordered))
     assert labels.index("Krotov and Hopfield 2016") < labels.index("Krotov and Hopfield 2018")
     assert "McAlister et al. 2024" in labels and all(label[-4:].isdigit() for label in labels)
+
+
+# --- a textbook's scaffolding (issue 18) -------------------------------------------------
+# Chapters owned by the scorecard work (issue 18, second half) get these checks once that
+# lands; until then they are expected failures that report what is left, not skips.
+PENDING = {
+    "book/01_start_here": "issue 18: the start page's boxes, cells and exercises are the scorecard branch's work",
+    "book/06_autoassociative": "issue 18: chapter 6's glue cells and takeaways are the scorecard branch's work",
+    "book/07_mnist": "issue 18: chapter 7's glue cells and takeaways are the scorecard branch's work",
+}
+HIDDEN = {"hide-input", "remove-input", "hide-cell", "remove-cell"}
+VISIBLE_LINES = 30  # a visible code cell longer than this is plumbing to move out of sight
+TAKEAWAYS = "## Key takeaways"
+# The pages that teach (the start page and the numbered chapters) get the scaffolding;
+# recipe pages such as the quickstart do not.
+CHAPTERS = [TOC["root"]] + [c["file"] for part in TOC.get("parts", []) if part.get("numbered")
+                            for c in part.get("chapters", [])]
+
+
+def _pending(entries):
+    return [pytest.param(e, marks=pytest.mark.xfail(reason=PENDING[e], strict=False)) if e in PENDING else e
+            for e in entries]
+
+
+@pytest.mark.parametrize("entry", _pending(NOTEBOOKS))
+def test_visible_code_cells_are_teaching_code(entry):
+    cells = _read(entry).cells
+    long = [(i, len(c.source.splitlines())) for i, c in enumerate(cells) if c.cell_type == "code"
+            and not HIDDEN & set(c.metadata.get("tags", [])) and len(c.source.splitlines()) > VISIBLE_LINES]
+    assert not long, (f"{entry}: visible code cells over {VISIBLE_LINES} lines (cell, lines): {long}; "
+                      "move glue and formatting into damlite.display or a hidden cell")
+
+
+@pytest.mark.parametrize("entry", _pending(CHAPTERS))
+def test_chapter_opens_with_what_it_needs_and_teaches(entry):
+    head = [c.source for c in _read(entry).cells[:4] if c.cell_type == "markdown"]
+    box = [t for t in head if re.search(r"^[:`]{3,}\{admonition\}", t, re.M)
+           and "**You will need**" in t and "**You will learn**" in t]
+    assert box, f"{entry}: open with an admonition holding **You will need** and **You will learn**"
+
+
+@pytest.mark.parametrize("entry", _pending(CHAPTERS))
+def test_chapter_closes_with_key_takeaways(entry):
+    markdown = [c.source for c in _read(entry).cells if c.cell_type == "markdown"]
+    headings = [line for t in markdown for line in t.splitlines() if line.startswith("## ")]
+    assert headings.count(TAKEAWAYS) == 1, f"{entry}: one '{TAKEAWAYS}' section (found {headings})"
+    others = [h for h in headings if re.search(r"take away|take from|^## Summary", h, re.I)]
+    assert not others, f"{entry}: takeaways under another heading: {others}"
+    after = headings[headings.index(TAKEAWAYS) + 1:]
+    assert set(after) <= {"## Exercises"}, f"{entry}: only the exercises follow the takeaways, not {after}"
+
+
+@pytest.mark.parametrize("entry", _pending(NOTEBOOKS))
+def test_exercise_solutions_are_executed_code(entry):
+    """Each exercise's solution is a code cell (it runs in the build), hidden behind a toggle."""
+    cells = _read(entry).cells
+    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and "{admonition} Exercise" in c.source]
+    fenced = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(r"^```python", c.source, re.M)
+              and "Solution" in c.source]
+    assert not fenced, f"{entry}: solutions written as static code in markdown cells {fenced}"
+    ends = starts[1:] + [len(cells)]
+    missing = [i for i, j in zip(starts, ends)
+               if not any(c.cell_type == "code" and {"hide-input", "hide-cell"} & set(c.metadata.get("tags", []))
+                          for c in cells[i + 1:j])]
+    assert not missing, f"{entry}: exercises (cells {missing}) without a solution code cell tagged hide-input"
+
+
+GLOSSARY_TERMS = {"reading", "good region", "censored", "frontier", "homogeneous", "T and T′", "memory", "pattern",
+                  "probe", "overlap", "similarity score", "error exponent", "precision"}
+
+
+def _glossary_terms() -> set[str]:
+    text = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    block = re.search(r"```\{glossary\}\n(.*?)\n```", text, re.S).group(1)
+    return {line.strip() for line in block.splitlines() if line and not line.startswith(" ")}
+
+
+def test_glossary_defines_the_books_terms():
+    assert GLOSSARY_TERMS <= _glossary_terms(), sorted(GLOSSARY_TERMS - _glossary_terms())
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_term_links_name_glossary_entries(entry):
+    texts = ([_source(entry).read_text(encoding="utf-8")] if entry in MARKDOWN_PAGES
+             else [c.source for c in _read(entry).cells if c.cell_type == "markdown"])
+    targets = {(m.group(2) or m.group(1)).strip().lower()
+               for t in texts for m in re.finditer(r"\{term\}`([^`<]*)(?:<([^>]+)>)?`", t)}
+    unknown = targets - {t.lower() for t in _glossary_terms()}
+    assert not unknown, f"{entry}: {{term}} links to undefined glossary entries {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("entry", _pending(CHAPTERS[1:]))
+def test_chapter_links_the_glossary(entry):
+    text = "\n".join(c.source for c in _read(entry).cells if c.cell_type == "markdown")
+    assert len(re.findall(r"\{term\}`", text)) >= 3, f"{entry}: link first uses of the book's terms ({{term}})"
+
+
+def test_no_widget_scripts_from_a_cdn():
+    """Live explorers never reach a page (remove-output), so no widget JavaScript is loaded."""
+    assert CONFIG["sphinx"]["config"]["nb_ipywidgets_js"] == {}
+    live = re.compile(r"widgets\.(?!static_)\w+_explorer\(")  # static explorers are plain HTML
+    shown = [(e, i) for e in NOTEBOOKS for i, c in enumerate(_read(e).cells)
+             if c.cell_type == "code" and live.search(c.source) and "remove-output" not in c.metadata.get("tags", [])]
+    assert not shown, f"live widget output would need the CDN scripts: {shown}"
+
+
+@pytest.mark.parametrize("entry, call", [("book/03_floating_point", "widgets.frontier_frames("),
+                                         ("book/05_normalized_in_practice", "widgets.static_explorer(")])
+def test_kernel_free_explorers_reach_the_page(entry, call):
+    cells = [c for c in _read(entry).cells if c.cell_type == "code" and call in c.source]
+    assert cells, f"{entry}: no {call} cell"
+    assert not {"remove-output", "remove-cell", "hide-output"} & set(cells[0].metadata.get("tags", [])), (
+        f"{entry}: the static explorer's output must be shown")

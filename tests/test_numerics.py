@@ -159,9 +159,9 @@ def test_original_network_overflows_at_the_predicted_n(N):
 def test_frontier_table_and_curve():
     table = nm.frontier_table((100, 784, 10_000), K=256)
     rows = {(r[0], r[1]): r[2:] for r in table.rows}
-    assert rows[(100, "N^n")] == [2, 19, 19, 154]
-    assert rows[(10_000, "N^n")] == [1, 9, 9, 77]
-    assert rows[(784, "256 N^n")][-1] == nm.overflow_frontier(784, "float64", K=256) <= 106
+    assert rows[(100, "Nⁿ")] == [2, 19, 19, 154]
+    assert rows[(10_000, "Nⁿ")] == [1, 9, 9, 77]
+    assert rows[(784, "256 Nⁿ")][-1] == nm.overflow_frontier(784, "float64", K=256) <= 106
     assert "<table" in table._repr_html_() and "float64" in str(table)
     curve = nm.frontier_curve([2, 10, 100], "float64")
     assert curve.tolist() == [1023, 308, 154]
