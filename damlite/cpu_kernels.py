@@ -1,39 +1,206 @@
-"""Fused CPU kernels (numba) for the two hot loops of ±1 states, float64 only.
+"""Fused, multi-threaded CPU kernels (numba) for the hot loops of ±1 states, float32 and float64.
 
 The NumPy code in :mod:`damlite.network` is the reference; these kernels compute
 the same sums in one pass per (network, state) without the (G, b, M, K)
-temporaries, and agree with it to rounding (the tests check 1e-12). They are
-used when numba imports, the arrays are NumPy float64, every evaluated state
-entry is ±1 and the interaction is one of the four built-in kinds;
-``DAMLITE_CPU_KERNELS=numpy`` turns them off. numba is optional
-(``pip install damlite[fast]``).
+temporaries, and agree with it to rounding (the tests check both dtypes, on 1 and
+2 threads). Three kernels:
 
-For state xi, memory mu and evaluated neuron i, with d = zeta^mu . xi:
-u = b d and u' = b (d - 2 zeta^mu_i xi_i) are the arguments of F for the
-neuron's own sign and the flipped one (see :func:`damlite.network.energy_difference`).
+* the loss and its gradient (:func:`loss_and_gradient`), for the learning rule with ±1
+  evaluated neurons (autoassociative training; MNIST's class neurons at -1);
+* asynchronous relaxation of ±1 states (:func:`relax_async_bipolar`);
+* the optimiser step (:func:`optimizer_step`): velocity, max-abs normalisation, step
+  and clamp of :mod:`damlite.training` in one pass.
+
+For state xi, memory mu and evaluated neuron i, with d = zeta^mu . xi: u = b d and
+u' = b (d - 2 zeta^mu_i xi_i) are the arguments of F for the neuron's own sign and
+the flipped one (see :func:`damlite.network.energy_difference`). In the loss and
+gradient, powers that would fall below the dtype's smallest normal number are
+flushed to zero (subnormal
+arithmetic is ~20x slower; in float32 Krotov's MNIST configuration is full of them):
+where x**n or the loss term (t - C)**(2m) would be below that number, F, F' or the
+term and its gradient are 0. Each such term differs from the NumPy path's by less
+than n times that number to the power (n-1)/n (float32: ~1e-36 for n = 20).
+Relaxation flushes nothing: its decisions (the sign of a sum) stay those of the
+NumPy path even where only subnormal terms decide them.
+
+Switch and fallback
+-------------------
+``DAMLITE_CPU_KERNELS`` is read before numba is imported: ``auto`` (or unset) and
+``numba`` use the kernels, ``numpy`` (or ``off``, ``0``, ``false``, ``no``) turns them
+off; any other value is refused (ValueError) with the allowed ones. numba is optional
+(``pip install damlite[fast]``) and imported on first use; where it is not installed
+the NumPy path runs silently (``DAMLITE_CPU_KERNELS=numba`` warns). Any failure
+importing it or compiling or caching a kernel sends the computation to the NumPy path,
+with one :class:`CpuKernelsWarning` per process saying why and how to silence it. Kernels are
+compiled lazily (on first call, per dtype) and cached on disk only where numba finds a
+writable cache directory.
+
+Threads and determinism
+-----------------------
+Work is spread over ``networks x rows`` with numba's ``prange``; the thread count is
+numba's (``NUMBA_NUM_THREADS``, default all cores), or ``OMP_NUM_THREADS`` when only
+that is set; with neither, a multiprocessing worker (the sweep engine's ``--workers``)
+uses one thread. Rows are cut into chunks of fixed size (independent of the thread
+count), each chunk sums its own part of the gradient and the parts are added in chunk
+order: results are bitwise the same on any number of threads.
 """
 from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 
-__all__ = ["available", "interaction_code", "loss_and_gradient_bipolar", "relax_async_bipolar"]
-
-try:  # pragma: no cover - depends on the environment
-    import numba
-
-    _NUMBA = True
-except ImportError:  # pragma: no cover
-    _NUMBA = False
+__all__ = [
+    "ALLOWED",
+    "CpuKernelsWarning",
+    "available",
+    "description",
+    "interaction_code",
+    "loss_and_gradient",
+    "optimizer_step",
+    "relax_async_bipolar",
+    "num_threads",
+    "set_num_threads",
+]
 
 POLYNOMIAL, RECTIFIED, LEAKY, EXPONENTIAL = 0, 1, 2, 3
 
+#: Values of DAMLITE_CPU_KERNELS and what they mean.
+ALLOWED = {"": "auto", "auto": "auto", "numba": "numba", "on": "numba", "1": "numba", "true": "numba",
+           "yes": "numba", "numpy": "numpy", "off": "numpy", "0": "numpy", "false": "numpy", "no": "numpy"}
+
+#: Rows per chunk of the loss/gradient kernel: fixed, so that the order of the sums
+#: (rows within a chunk, then chunks in order) does not depend on the thread count.
+ROW_CHUNK = 64
+
+numba = None  # the numba module once loaded (experiments.provenance reads its version)
+_kernels = None  # the compiled-on-demand kernels, once built
+_failure = None  # why the kernels are off (a string), once something failed
+_warned = False
+
+
+class CpuKernelsWarning(RuntimeWarning):
+    """The numba kernels could not be used; damlite runs the NumPy path instead."""
+
+
+def _mode() -> str:
+    raw = os.environ.get("DAMLITE_CPU_KERNELS", "")
+    value = raw.strip().lower()
+    if value not in ALLOWED:
+        allowed = ", ".join(sorted(k for k in ALLOWED if k))
+        raise ValueError(f"DAMLITE_CPU_KERNELS must be one of {allowed} (or unset), got {raw!r}")
+    return ALLOWED[value]
+
+
+def _fail(reason: str):
+    """Turn the kernels off for this process and warn once, naming the reason."""
+    global _failure, _warned
+    _failure = reason
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            f"damlite's numba CPU kernels are off ({reason}); running the NumPy path (same results, slower). "
+            "Set DAMLITE_CPU_KERNELS=numpy to choose the NumPy path and silence this warning.",
+            CpuKernelsWarning, stacklevel=4)
+
+
+def _load() -> bool:
+    """Import numba and build the kernels (not compile them) once; False (and one warning) on failure.
+
+    numba simply not installed, with the switch on ``auto``, is not a failure: no warning.
+    """
+    global numba, _kernels, _failure
+    if _failure is not None:
+        return False
+    if _kernels is not None:
+        return True
+    try:
+        import numba as nb  # noqa: PLC0415
+    except Exception as exc:  # ImportError, or a broken llvmlite (OSError), or anything else
+        if isinstance(exc, ImportError) and getattr(exc, "name", None) == "numba" and _mode() == "auto":
+            _failure = "numba is not installed (optional: pip install damlite[fast])"  # silent: nothing is broken
+        else:
+            _fail(f"numba failed to import: {type(exc).__name__}: {exc}")
+        return False
+    try:
+        if not os.environ.get("NUMBA_THREADING_LAYER"):
+            nb.config.THREADING_LAYER = "forksafe"
+        from . import _cpu_numba  # noqa: PLC0415
+
+        _kernels = _cpu_numba
+    except Exception as exc:  # noqa: BLE001 - any failure must fall back
+        _fail(f"numba could not set up the kernels: {type(exc).__name__}: {exc}")
+        return False
+    numba = nb
+    return True
+
 
 def available() -> bool:
-    """True when numba imports and ``DAMLITE_CPU_KERNELS`` is not ``numpy``."""
-    return _NUMBA and os.environ.get("DAMLITE_CPU_KERNELS", "").strip().lower() != "numpy"
+    """True when the numba kernels are switched on, import and have not failed in this process.
+
+    Reads ``DAMLITE_CPU_KERNELS`` first (ValueError for a value not in :data:`ALLOWED`);
+    numba is imported only when the switch allows it.
+    """
+    if _mode() == "numpy":
+        return False
+    return _load()
+
+
+def description() -> str:
+    """What computes on the CPU, e.g. ``"numba 0.61.0 (2 threads)"`` or ``"numpy"``."""
+    if not available():
+        return "numpy"
+    return f"numba {numba.__version__} ({num_threads()} threads)"
+
+
+def num_threads() -> int:
+    """Threads the kernels use (1 when they are off)."""
+    if not available():
+        return 1
+    _configure_process()
+    return int(numba.get_num_threads())
+
+
+def set_num_threads(n: int):
+    """Use ``n`` threads (at most numba's ``NUMBA_NUM_THREADS``) in the kernels called from this thread."""
+    if available():
+        _configure_process()
+        numba.set_num_threads(int(n))
+
+
+def _configure_threads(nb):
+    """A fork-safe threading layer; NUMBA_NUM_THREADS if set (numba reads it), else OMP_NUM_THREADS if set,
+    else one thread in a multiprocessing worker and all cores elsewhere.
+
+    Fork-safe because the sweep engine's process pool forks: GNU OpenMP (numba's
+    usual layer on Linux) aborts a forked child that runs a parallel kernel.
+    ``NUMBA_THREADING_LAYER`` still overrides this.
+    """
+    if not os.environ.get("NUMBA_THREADING_LAYER"):
+        nb.config.THREADING_LAYER = "forksafe"
+    if os.environ.get("NUMBA_NUM_THREADS"):
+        return
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if omp.isdigit() and int(omp) >= 1:
+        nb.set_num_threads(min(int(omp), nb.config.NUMBA_NUM_THREADS))
+    else:
+        import multiprocessing  # noqa: PLC0415
+
+        if multiprocessing.parent_process() is not None:  # a pool worker (the sweep engine's --workers):
+            nb.set_num_threads(1)  # the processes already share the cores
+
+
+_configured_pid = None
+
+
+def _configure_process():
+    """Thread count for this process, once per process (a forked worker inherits the parent's)."""
+    global _configured_pid
+    if _configured_pid != os.getpid():
+        _configured_pid = os.getpid()
+        _configure_threads(numba)
 
 
 def interaction_code(interaction):
@@ -52,164 +219,170 @@ def interaction_code(interaction):
     return None
 
 
-if _NUMBA:  # pragma: no branch
-
-    @numba.njit(inline="always", cache=True)
-    def _power(base, e):
-        """base**e by repeated squaring, the same products in the same order as integer_power."""
-        result = 1.0
-        while e:
-            if e & 1:
-                result *= base
-            e >>= 1
-            if e:
-                base *= base
-        return result
-
-    @numba.njit(inline="always", cache=True)
-    def _f_and_df(x, kind, n, slope):
-        """F(x) and F'(x) for the built-in kinds (as damlite.interactions computes them)."""
-        if kind == EXPONENTIAL:
-            e = math.exp(x)
-            return e, e
-        if kind == RECTIFIED:
-            if x <= 0.0:
-                return 0.0, 0.0
-        elif kind == LEAKY:
-            if x < 0.0:
-                return slope * x, slope
-        low = _power(x, n - 1)
-        return low * x, n * low
-
-    @numba.njit(cache=True)
-    def _loss_grad(d, w, xs, targets, b_in, b_out, kind, n, slope, two_m, want_grad, loss, r_all, grad_t):
-        G, B, K = d.shape
-        M = w.shape[1]
-        for g in range(G):
-            fu = np.empty(K)
-            dfu = np.empty(K)
-            dfo = np.empty(K)
-            bi, bo = b_in[g], b_out[g]
-            total = 0.0
-            for b in range(B):
-                for k in range(K):
-                    fu[k], dfu[k] = _f_and_df(bi * d[g, b, k], kind, n, slope)
-                sgx = 0.0
-                for i in range(M):
-                    x = xs[g, b, i]
-                    acc = 0.0
-                    for k in range(K):
-                        fo, dfo[k] = _f_and_df(bi * (d[g, b, k] - w[g, i, k] * x), kind, n, slope)
-                        acc += fu[k] - fo
-                    c = math.tanh(bo * x * acc)
-                    err = targets[g, b, i] - c
-                    total += err ** two_m
-                    if want_grad:
-                        gi = -two_m * err ** (two_m - 1) * (1.0 - c * c)
-                        gx = gi * x
-                        sgx += gx
-                        for k in range(K):
-                            grad_t[g, i, k] += 2.0 * gi * dfo[k]
-                            r_all[g, b, k] -= gx * dfo[k]
-                if want_grad:
-                    for k in range(K):
-                        r_all[g, b, k] += dfu[k] * sgx
-            loss[g] = total
-
-    @numba.njit(cache=True)
-    def _relax(mem_t, d0, states, orders, scale, kind, n, slope, zero_sign, max_sweeps, sweeps_used, converged,
-               nan_seen):
-        G, N, K = mem_t.shape
-        B = states.shape[1]
-        for job in range(G * B):
-            g = job // B
-            b = job % B
-            a = scale[g]
-            d = d0[g, b].copy()
-            f_ad = np.empty(K)
-            for k in range(K):
-                f_ad[k], _ = _f_and_df(a * d[k], kind, n, slope)
-            other = np.empty(K)
-            f_other = np.empty(K)
-            used = max_sweeps
-            stable = False
-            for s in range(max_sweeps):
-                changed = False
-                for t in range(N):
-                    i = orders[g, s, t]
-                    x = states[g, b, i]
-                    acc = 0.0
-                    for k in range(K):
-                        other[k] = d[k] - 2.0 * mem_t[g, i, k] * x
-                        f_other[k], _ = _f_and_df(a * other[k], kind, n, slope)
-                        acc += f_ad[k] - f_other[k]
-                    delta = x * acc
-                    if not math.isfinite(delta):
-                        nan_seen[job] = True
-                    if delta > 0.0:
-                        new = 1.0
-                    elif delta < 0.0:
-                        new = -1.0
-                    elif zero_sign == 0:
-                        new = x
-                    elif delta == 0.0:
-                        new = float(zero_sign)
-                    else:  # NaN: the tie value, as the NumPy lean loop
-                        new = float(zero_sign)
-                    if new != x:
-                        changed = True
-                        states[g, b, i] = new
-                        for k in range(K):
-                            d[k] = other[k]
-                            f_ad[k] = f_other[k]
-                if not changed:
-                    used = s + 1
-                    stable = True
-                    break
-            sweeps_used[job] = used
-            converged[job] = stable
+def _call(name, *args):
+    """Run kernel ``name``; on any failure (compiling, caching, ...) turn the kernels off and return None."""
+    if _failure is not None:
+        return None
+    try:
+        _configure_process()
+        getattr(_kernels, name)(*args)
+        return True
+    except Exception as exc:  # noqa: BLE001 - any failure must fall back to NumPy
+        first = (str(exc).strip().splitlines() or [""])[0]
+        _fail(f"kernel {name!r} failed: {type(exc).__name__}: {first}")
+        return None
 
 
-def loss_and_gradient_bipolar(d, w_t, xs, targets, b_in, b_out, code, two_m, gradient):
-    """Fused loss (G,), r = dL/dd-part (G, B, K) and the evaluated columns' part (G, M, K).
+def _cache_ok(nb) -> bool:
+    """True where numba finds a writable cache directory (else: compile in memory, each process)."""
+    try:
+        def probe():  # pragma: no cover - never called
+            return 0
 
-    ``d`` (G, B, K) similarities; ``w_t`` (G, M, K) = 2 zeta of the evaluated
-    neurons; ``xs``/``targets`` (G, B, M); ``b_in``/``b_out`` (G,). See
-    :func:`damlite.network.loss_and_gradient` for the formulas.
+        nb.njit(cache=True)(probe)  # raises "no locator available" where nothing is writable
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# ------------------------------------------------------------------ wrappers
+def _consts(dtype, *values):
+    return np.array(values, dtype=dtype)
+
+
+def _flush(dtype, kind, n):
+    """|x| below which x**n is under the dtype's smallest normal number (the kernels take F, F' as 0)."""
+    if kind == EXPONENTIAL or n <= 1:
+        return 0.0
+    return float(np.finfo(dtype).tiny) ** (1.0 / n) * (1 - 1e-6)
+
+
+def _shared(a):
+    """``a`` (G, B, X) as (2-D rows, stride between networks, stride between rows); shared rows once."""
+    if a.ndim == 2:
+        return np.ascontiguousarray(a), 0, 1
+    G, B = a.shape[:2]
+    if G == 1 or a.strides[0] == 0:  # one minibatch for all networks (a broadcast view)
+        return np.ascontiguousarray(a[0]), 0, 1
+    return np.ascontiguousarray(a).reshape(G * B, a.shape[2]), B, 1
+
+
+def similarities(memories, states):
+    """d (rows, K) with its row map (d_g, d_b): one matrix product when all networks share the states.
+
+    Shared states (B, N): (B, N) @ (N, G K) once instead of G products (B, N) @ (N, K);
+    row (g, b) is b G + g. Per-network states (G, B, N): G products; row g B + b.
     """
-    G, B, K = d.shape
-    M = w_t.shape[1]
+    G, K, N = memories.shape
+    if states.ndim == 2 or states.shape[0] == 1 or states.strides[0] == 0:
+        X = states if states.ndim == 2 else states[0]
+        if G == 1:
+            return np.matmul(X, memories[0].T), 0, 1
+        d = np.matmul(X, memories.reshape(G * K, N).T)  # (B, G K)
+        return d.reshape(X.shape[0] * G, K), 1, G
+    d = np.matmul(states, np.transpose(memories, (0, 2, 1)))  # (G, B, K)
+    return d.reshape(G * states.shape[1], K), states.shape[1], 1
+
+
+def loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient):
+    """Loss (G,), gradient (G, K, N) unscaled by beta_out beta_in, or None when the kernels failed.
+
+    ``memories`` (G, K, N) NumPy float32/float64; ``probes`` (B, N) or (G, B, N) with
+    ±1 entries in the evaluated columns ``cols`` (a slice or an index array);
+    ``targets`` (B, M) or (G, B, M); ``b_in``/``b_out`` (G,). The gradient is
+    r^T xi plus the evaluated columns' own part, with r and that part from the fused
+    kernel (see :func:`damlite.network.loss_and_gradient` for the formulas); with a
+    shared minibatch r^T xi is one matrix product for all G networks.
+    """
+    G, K, N = memories.shape
+    dtype = memories.dtype
+    memories = np.ascontiguousarray(memories)
+    shared = probes.ndim == 2 or probes.shape[0] == 1 or probes.strides[0] == 0
+    P = (probes if probes.ndim == 2 else probes[0]) if shared else probes
+    B = P.shape[-2]
+    d, d_g, d_b = similarities(memories, P)
+    xcols = P[..., cols]
+    xs, x_g, x_b = _shared(xcols)
+    ts, t_g, t_b = _shared(targets if targets.ndim == 2 else targets)
+    if (t_g, t_b) != (x_g, x_b):  # one shared, the other not: give both per-network rows
+        xs = np.ascontiguousarray(np.broadcast_to(xcols, (G, B, xcols.shape[-1]))).reshape(G * B, -1)
+        ts = np.ascontiguousarray(np.broadcast_to(targets, (G, B, xcols.shape[-1]))).reshape(G * B, -1)
+        x_g, x_b = B, 1
+    w = np.ascontiguousarray(2 * np.transpose(memories[:, :, cols], (0, 2, 1)))  # 2 zeta, (G, M, K)
+    M = w.shape[1]
     kind, n, slope = code
-    loss = np.zeros(G)
-    r_all = np.zeros((G, B, K)) if gradient else np.zeros((1, 1, 1))
-    grad_t = np.zeros((G, M, K)) if gradient else np.zeros((1, 1, 1))
-    _loss_grad(np.ascontiguousarray(d), np.ascontiguousarray(w_t), np.ascontiguousarray(xs),
-               np.ascontiguousarray(targets), np.ascontiguousarray(b_in, dtype=np.float64),
-               np.ascontiguousarray(b_out, dtype=np.float64), kind, n, slope, two_m, bool(gradient), loss, r_all,
-               grad_t)
-    return loss, (r_all if gradient else None), (grad_t if gradient else None)
+    n_chunks = -(-B // ROW_CHUNK)
+    chunk = -(-B // n_chunks)  # equal chunks, still a function of B only
+    loss_part = np.zeros((G, n_chunks), dtype=dtype)
+    r = np.zeros((d.shape[0], K) if gradient else (1, 1), dtype=dtype)
+    grad_part = np.zeros((G, n_chunks, M, K) if gradient else (G, n_chunks, 1, 1), dtype=dtype)
+    consts = _consts(dtype, 0, 1, 2, n, slope, two_m, _flush(dtype, kind, n), _flush(dtype, POLYNOMIAL, two_m),
+                     np.finfo(dtype).tiny)
+    ok = _call("loss_grad", d, d_g, d_b, w, xs, x_g, x_b, ts, np.ascontiguousarray(b_in, dtype=dtype),
+               np.ascontiguousarray(b_out, dtype=dtype), consts, kind, n, two_m, bool(gradient), chunk, loss_part, r,
+               grad_part)
+    if ok is None:
+        return None
+    loss = loss_part[:, 0].copy() if n_chunks == 1 else np.sum(loss_part, axis=1)  # chunks in order
+    if not gradient:
+        return loss, None
+    grad_t = grad_part[:, 0] if n_chunks == 1 else np.sum(grad_part, axis=1)  # (G, M, K)
+    if d_g == 0:  # G = 1: r (B, K)
+        grad = np.matmul(r.T, P)[None]
+    elif d_b == G:  # shared minibatch: rows b G + g, r^T xi for all networks in one product
+        grad = np.matmul(r.reshape(B, G * K).T, P).reshape(G, K, N)
+    else:
+        grad = np.matmul(np.transpose(r.reshape(G, B, K), (0, 2, 1)), P)
+    grad[:, :, cols] += np.transpose(grad_t, (0, 2, 1))  # cols: a slice or distinct indices
+    return loss, grad
 
 
 def relax_async_bipolar(memories, states, orders, scale, code, zero_sign, max_sweeps):
     """Asynchronous relaxation of ±1 states, one (network, state) per task, neuron orders given.
 
-    ``orders`` (G, max_sweeps, N) holds each network's neuron order of every
-    sweep (the same draws as the NumPy loop). A state stops at its first sweep
-    without a flip, which leaves it where further sweeps would. Returns
-    (states (G, B, N), converged (G, B), sweeps run (the most any state needed),
-    finite (G,)).
+    ``orders`` (G, max_sweeps, N) holds each network's neuron order of every sweep
+    (the same draws as the NumPy loop). A state stops at its first sweep without a
+    flip, which leaves it where further sweeps would. Returns (states (G, B, N),
+    converged (G, B), sweeps run (the most any state needed), finite (G,)), or None
+    when the kernels failed.
     """
     G, K, N = memories.shape
+    dtype = memories.dtype
     B = states.shape[1]
     kind, n, slope = code
-    out = np.array(states, dtype=np.float64, copy=True, order="C")
+    out = np.array(states, dtype=dtype, copy=True, order="C")
     sweeps_used = np.zeros(G * B, dtype=np.int64)
     converged = np.zeros(G * B, dtype=np.bool_)
     nan_seen = np.zeros(G * B, dtype=np.bool_)
     tie = 0 if zero_sign == "keep" else int(zero_sign)
-    d0 = np.matmul(out, np.transpose(memories, (0, 2, 1)))  # (G, B, K), as similarities()
-    _relax(np.ascontiguousarray(np.transpose(memories, (0, 2, 1))), d0, out, np.ascontiguousarray(orders, dtype=np.int64),
-           np.ascontiguousarray(scale, dtype=np.float64), kind, n, slope, tie, int(max_sweeps), sweeps_used, converged,
-           nan_seen)
+    d0, d_g, d_b = similarities(memories, out)
+    consts = _consts(dtype, 0, 1, 2, n, slope, 0)  # no flush to zero: every decision as the NumPy path's
+    ok = _call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
+               np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype), consts, kind, n,
+               tie, int(max_sweeps), sweeps_used, converged, nan_seen)
+    if ok is None:
+        return None
     finite = ~nan_seen.reshape(G, B).any(axis=1)
     return out, converged.reshape(G, B), int(sweeps_used.max()) if sweeps_used.size else 0, finite
+
+
+def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor, clamp):
+    """One optimiser step in place on NumPy arrays (see :mod:`damlite.training`); False if it cannot run.
+
+    v <- momentum v - grad (grad taken as 0 where ``ok`` is False); step = v / max_i|v_i|
+    per memory (floor ``floor``) if ``normalize`` else v; zeta <- zeta + lr step, the
+    ``clamp`` columns (a step-1 slice, or None) clipped to [-1, 1].
+    """
+    G, K, N = memories.shape
+    if clamp is None:
+        start, stop = 0, 0
+    else:
+        start, stop, stride = clamp.indices(N)
+        if stride != 1:
+            return False
+    if not (memories.flags.c_contiguous and velocity.flags.c_contiguous):
+        return False
+    dtype = memories.dtype
+    consts = _consts(dtype, 0, 1, momentum, floor, -1, 1)
+    return _call("step", memories, velocity, np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok),
+                 np.ascontiguousarray(lr, dtype=dtype), consts, bool(normalize), start, stop) is not None

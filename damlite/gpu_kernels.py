@@ -17,7 +17,7 @@ u = b_in d and u' = b_in (d - w_i x_i) (w_i = 2 zeta^mu_i, x_i = xi_i = ±1):
 3. one thread per (g, chunk of rows, i, mu):  2 sum_b g_{b,i} F'(u')_{b,i,mu}
    (the evaluated neurons' own columns), partial sums over chunks added after.
 
-Same contract as :func:`damlite.cpu_kernels.loss_and_gradient_bipolar`; the
+Arguments and results as described in :func:`loss_and_gradient_bipolar`; the
 network module does the two matrix products around it. Deterministic: every
 sum has a fixed order (no atomics). The kernel code runs on NumPy arrays under
 numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), which is how the tests
@@ -154,8 +154,10 @@ def available() -> bool:
 def loss_and_gradient_bipolar(d, w_t, xs, targets, b_in, b_out, code, two_m, gradient):
     """Fused loss (G,), r (G, B, K) and the evaluated columns' part (G, M, K), or None.
 
-    Arguments as :func:`damlite.cpu_kernels.loss_and_gradient_bipolar`, as
-    arrays of one namespace (CuPy on a GPU, NumPy under the simulator). Returns
+    ``d`` (G, B, K) similarities; ``w_t`` (G, M, K) = 2 zeta of the evaluated
+    neurons; ``xs``/``targets`` (G, B, M); ``b_in``/``b_out`` (G,); ``code`` from
+    :func:`damlite.cpu_kernels.interaction_code`; all arrays of one namespace
+    (CuPy on a GPU, NumPy under the simulator). Returns
     None, after one warning, when the kernels cannot run; the caller then takes
     the reference path.
     """

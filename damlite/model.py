@@ -785,9 +785,9 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
                                         axis=1)
         rng = check_random_state(self.random_state)
         if not hasattr(self, "_memories"):
-            rows = to_numpy(probes).astype(np.float64)
+            rows = to_numpy(probes if self.init == "patterns" else probes[:1]).astype(np.float64)  # others: N only
             if y is not None:  # a classifier's rows carry their bipolar one-hot label
-                rows[:, train_neurons] = to_numpy(targets)
+                rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
             rng = self._init_memories(rows)
         b_in, b_out = self._learning_scales(N)
         initial = self.memories_

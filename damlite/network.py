@@ -121,12 +121,38 @@ def _add_columns(x, cols, part):
 
 
 def _fused_cpu_code(xp, memories, interaction):
-    """The numba kernels' interaction code when they can take this call, else None (NumPy path)."""
-    if not (is_numpy_namespace(xp) and memories.dtype == np.float64):
+    """The numba kernels' interaction code when they can take this call, else None (NumPy path).
+
+    NumPy float32 or float64 arrays and a built-in interaction; the kernels are
+    switched on (``DAMLITE_CPU_KERNELS``) and numba works (see :mod:`damlite.cpu_kernels`).
+    """
+    if not (is_numpy_namespace(xp) and memories.dtype in (np.float32, np.float64)):
         return None
     from . import cpu_kernels  # noqa: PLC0415
 
-    return cpu_kernels.interaction_code(interaction) if cpu_kernels.available() else None
+    code = cpu_kernels.interaction_code(interaction)
+    return code if code is not None and cpu_kernels.available() else None
+
+
+def _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient):
+    """:func:`loss_and_gradient` by the numba kernels, or None (their ±1 precondition fails, or they broke)."""
+    from . import cpu_kernels  # noqa: PLC0415
+
+    G = memories.shape[0]
+    shared = probes[0] if G == 1 or probes.strides[0] == 0 else probes  # one minibatch for all networks
+    if not _all_bipolar(_columns(shared, cols)):
+        return None
+    out = cpu_kernels.loss_and_gradient(memories, probes, targets, cols, np.reshape(b_in, (G,)),
+                                        np.reshape(b_out, (G,)), code, two_m, gradient)
+    if out is None:
+        return None
+    loss, grad = out
+    finite = np.isfinite(loss)
+    if gradient:
+        grad *= b_out * b_in
+        flat = grad.reshape(G, -1)  # max and min are NaN or inf exactly when an entry is: no temporaries
+        finite &= np.isfinite(np.max(flat, axis=1)) & np.isfinite(np.min(flat, axis=1))
+    return loss, grad, finite
 
 
 def _fused_gpu(xp):
@@ -305,6 +331,17 @@ def _gather_columns(x, flat_index, G, N):
     return xp.permute_dims(xp.reshape(xt, (G, N, A)), (0, 2, 1))
 
 
+def _order_drawer(random_state, G, N):
+    """A function returning the next sweep's neuron orders (G, N): one seed, or one seed per network."""
+    if isinstance(random_state, (list, tuple, np.ndarray)):  # one seed per network
+        if len(random_state) != G:
+            raise ValueError(f"random_state must be one seed or {G} seeds (one per network), got {len(random_state)}")
+        rngs = [np.random.default_rng(seed) for seed in random_state]
+        return lambda: np.stack([np.argsort(r.random(N)) for r in rngs])
+    rng = np.random.default_rng(random_state)
+    return lambda: np.argsort(rng.random((G, N)), axis=1)
+
+
 def relax(
     memories,
     states,
@@ -342,18 +379,7 @@ def relax(
         raise ValueError(f"mode must be 'async' or 'sync', got {mode!r}")
     if isinstance(zero_sign, bool) or zero_sign not in (1, -1, "keep"):
         raise ValueError(f"zero_sign must be 1, -1 or 'keep', got {zero_sign!r}")
-    if isinstance(random_state, (list, tuple, np.ndarray)):  # one seed per network
-        if len(random_state) != G:
-            raise ValueError(f"random_state must be one seed or {G} seeds (one per network), got {len(random_state)}")
-        rngs = [np.random.default_rng(seed) for seed in random_state]
-
-        def draw_orders():
-            return np.stack([np.argsort(r.random(N)) for r in rngs])
-    else:
-        rng = np.random.default_rng(random_state)
-
-        def draw_orders():
-            return np.argsort(rng.random((G, N)), axis=1)
+    draw_orders = _order_drawer(random_state, G, N)
     scale_arr = per_network_scalar(scale, xp, G, memories.dtype, device=device)
     # +-1 states (the usual case): keep a*d and F(a d) per memory; neuron t's other
     # argument is a d - 2 a zeta_t xi_t, and when the neuron flips that becomes the new
@@ -364,8 +390,11 @@ def relax(
         from . import cpu_kernels  # noqa: PLC0415
 
         orders = np.stack([draw_orders() for _ in range(max_sweeps)], axis=1)  # (G, sweeps, N)
-        return cpu_kernels.relax_async_bipolar(memories, states, orders, np.reshape(scale_arr, (G,)), code,
-                                               zero_sign, max_sweeps)
+        out = cpu_kernels.relax_async_bipolar(memories, states, orders, np.reshape(scale_arr, (G,)), code,
+                                              zero_sign, max_sweeps)
+        if out is not None:  # None: the kernels failed (warned once); the NumPy loop below
+            return out
+        draw_orders = _order_drawer(random_state, G, N)  # the same orders again
     sweeps = 0
     with quiet_numpy():
         for sweeps in range(1, max_sweeps + 1):
@@ -472,6 +501,11 @@ def loss_and_gradient(
     b_in = per_network_scalar(beta_in, xp, G, memories.dtype, device=device)
     b_out = per_network_scalar(beta_out, xp, G, memories.dtype, device=device)
     two_m = 2 * int(error_exponent)
+    code = None if _fused_gpu(xp) else _fused_cpu_code(xp, memories, interaction)
+    if code is not None:  # numba: fused, threaded, one pass per (network, row); None: take the NumPy path
+        out = _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient)
+        if out is not None:
+            return out
     d = similarities(memories, probes)
     loss = xp.zeros((G,), dtype=memories.dtype, device=device)
     grad = xp.zeros_like(memories) if gradient else None
@@ -482,16 +516,8 @@ def loss_and_gradient(
     # P = xi_i (F'(u) - F'(u')) and Q - xi_i P = 2 F'(u'): one F, F' on (G, B, K, M).
     probes_cols = _columns(probes, cols)
     bipolar = _all_bipolar(probes_cols)
-    code = _fused_cpu_code(xp, memories, interaction) if bipolar else None
     fused = None
-    if code is not None:  # numba: one pass per (network, state), no (G, b, M, K) temporaries
-        from . import cpu_kernels  # noqa: PLC0415
-
-        w_t = 2 * np.transpose(_columns(memories, cols), (0, 2, 1))
-        fused = cpu_kernels.loss_and_gradient_bipolar(
-            d, w_t, np.broadcast_to(probes_cols, (G, B, M)), np.broadcast_to(targets, (G, B, M)),
-            np.reshape(b_in, (G,)), np.reshape(b_out, (G,)), code, two_m, gradient)
-    elif bipolar and _fused_gpu(xp):  # numba-cuda: three launches, no (G, b, M, K) temporaries
+    if bipolar and _fused_gpu(xp):  # numba-cuda: three launches, no (G, b, M, K) temporaries
         from . import cpu_kernels, gpu_kernels  # noqa: PLC0415
 
         gpu_code = cpu_kernels.interaction_code(interaction)

@@ -10,6 +10,8 @@ and after each epoch ``lr <- lr * lr_decay``. Learning rate, temperature and
 seed may differ between the G networks; the minibatch order is shared by them
 (one shuffle per epoch from ``random_state``: common random numbers across a grid).
 A network whose loss or gradient stops being finite is frozen and reported.
+On NumPy float32/float64 arrays with the numba kernels on, the step runs as one
+fused pass that updates the memories in place (:func:`damlite.cpu_kernels.optimizer_step`).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from array_api_compat import is_numpy_namespace
 from tqdm import tqdm
 
 from .backend import array_namespace, itemsize_of, to_numpy
@@ -37,6 +40,15 @@ class TrainingResult:
     failed_epoch: np.ndarray  # (G,) first epoch with non-finite numbers, -1 if none
     learning_rate: np.ndarray  # (epochs, G) learning rate used in each epoch
     seconds: float = 0.0
+
+
+def _fused_step(xp, memories):
+    """damlite.cpu_kernels when its optimiser step can update these NumPy memories in place, else None."""
+    if not (is_numpy_namespace(xp) and memories.dtype in (np.float32, np.float64)):
+        return None
+    from . import cpu_kernels  # noqa: PLC0415
+
+    return cpu_kernels if cpu_kernels.available() else None
 
 
 def train_memories(
@@ -85,6 +97,7 @@ def train_memories(
     failed_epoch = np.full(G, -1)
     losses = np.zeros((epochs, G))
     lr_trace = np.zeros((epochs, G))
+    fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
     start = time.perf_counter()
     bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
     with quiet_numpy():
@@ -105,6 +118,10 @@ def train_memories(
                 )
                 ok = ok & finite
                 epoch_finite = epoch_finite & ok
+                epoch_loss = epoch_loss + xp.where(ok, loss, xp.zeros_like(loss))
+                if fused and fused.optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize_step, floor,
+                                                  clamp):
+                    continue
                 grad = xp.where(ok[:, None, None], grad, xp.zeros_like(grad))
                 velocity = momentum * velocity - grad
                 step = velocity
@@ -114,7 +131,6 @@ def train_memories(
                 memories = memories + lr_dev * step
                 if clamp is not None:
                     memories[:, :, clamp] = xp.clip(memories[:, :, clamp], -1.0, 1.0)
-                epoch_loss = epoch_loss + xp.where(ok, loss, xp.zeros_like(loss))
             newly_failed = np.asarray(to_numpy(finite & ~epoch_finite))
             failed_epoch[newly_failed & (failed_epoch < 0)] = epoch
             finite = finite & epoch_finite
@@ -123,7 +139,8 @@ def train_memories(
             lr = lr * lr_decay
             if progress:
                 bar.set_postfix(loss=f"{np.nanmedian(losses[epoch]):.4g}")
-            if callback is not None and callback(epoch, memories, losses[epoch]):
+            if callback is not None and callback(epoch, xp.asarray(memories, copy=True) if fused else memories,
+                                                 losses[epoch]):
                 losses, lr_trace = losses[: epoch + 1], lr_trace[: epoch + 1]
                 break
     bar.close()

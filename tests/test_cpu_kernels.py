@@ -7,8 +7,9 @@ import pytest
 from damlite import cpu_kernels
 from damlite.interactions import make_interaction
 from damlite.network import loss_and_gradient, relax
+from damlite.training import train_memories
 
-pytestmark = pytest.mark.skipif(not cpu_kernels._NUMBA, reason="numba is not installed")
+pytest.importorskip("numba")
 
 CASES = [("polynomial", 3, {}), ("polynomial", 10, {}), ("rectified_polynomial", 1, {}), ("rectified_polynomial", 4, {}),
          ("leaky_rectified_polynomial", 1, {"epsilon": 0.3}),
@@ -83,13 +84,6 @@ def test_overflow_is_reported_not_hidden(monkeypatch):
     np.testing.assert_array_equal(ok1, ok0)
 
 
-def test_the_numpy_switch_turns_the_kernels_off(monkeypatch):
-    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numpy")
-    assert not cpu_kernels.available()
-    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "")
-    assert cpu_kernels.available()
-
-
 def test_other_dtypes_and_interactions_use_numpy():
     from damlite.interactions import Interaction  # noqa: PLC0415
 
@@ -100,4 +94,244 @@ def test_other_dtypes_and_interactions_use_numpy():
     assert cpu_kernels.interaction_code(Custom()) is None
     from damlite.network import _fused_cpu_code  # noqa: PLC0415
 
-    assert _fused_cpu_code(np, np.zeros((1, 2, 3), dtype=np.float32), make_interaction("polynomial", 2)) is None
+    assert _fused_cpu_code(np, np.zeros((1, 2, 3), dtype=np.float16), make_interaction("polynomial", 2)) is None
+    assert _fused_cpu_code(np, np.zeros((1, 2, 3), dtype=np.float32), make_interaction("polynomial", 2)) is not None
+
+
+# ---------------------------------------------------------- float32, threads
+def _threads_available():
+    import numba  # noqa: PLC0415
+
+    return numba.config.NUMBA_NUM_THREADS >= 2
+
+
+@pytest.mark.parametrize("name, n, kw", [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
+                                         ("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}),
+                                         ("rectified_polynomial", 40, {}), ("exponential", 1, {})])
+@pytest.mark.parametrize("neurons", [slice(None), slice(10, 14)])
+def test_float32_kernels_agree_with_the_float32_numpy_path(monkeypatch, name, n, kw, neurons):
+    mem, X = _problem()
+    mem, X = mem.astype(np.float32), X.astype(np.float32)
+    F = make_interaction(name, n, **kw)
+    b_in = np.array([0.05, 0.1, 0.2]) if n < 40 else np.array([0.02, 0.03, 0.05])
+
+    def run():
+        return loss_and_gradient(mem, X, X[:, neurons], F, b_in, 1.0, neurons=neurons)
+
+    (l0, g0, f0), (l1, g1, f1) = _both(monkeypatch, run)
+    assert l1.dtype == np.float32 and g1.dtype == np.float32
+    np.testing.assert_allclose(l1, l0, rtol=2e-5)
+    np.testing.assert_allclose(g1, g0, rtol=1e-3, atol=1e-5 * np.abs(g0).max())
+    np.testing.assert_array_equal(f1, f0)
+
+    def relaxed():
+        return relax(mem, X, F, np.array([0.1, 0.2, 0.05]) if n < 40 else 0.02, random_state=[1, 2, 3], max_sweeps=10)
+
+    (s0, *_), (s1, *_) = _both(monkeypatch, relaxed)
+    assert (s1 != s0).mean() < 0.02  # float32 rounding may decide a near-tie differently
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_results_do_not_depend_on_the_thread_count(monkeypatch, dtype):
+    """Row chunks of fixed size, summed in chunk order: bitwise the same on 1 and 2 threads."""
+    if not _threads_available():
+        pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    rng = np.random.default_rng(5)
+    G, K, N, B = 3, 20, 30, 300  # 300 rows: several chunks per network
+    mem = rng.uniform(-1, 1, (G, K, N)).astype(dtype)
+    X = np.where(rng.random((B, N)) < 0.5, -1.0, 1.0).astype(dtype)
+    F = make_interaction("rectified_polynomial", 6)
+    outs = []
+    for threads in (1, 2):
+        cpu_kernels.set_num_threads(threads)
+        try:
+            lg = loss_and_gradient(mem, X, X[:, 20:], F, 0.05, 1.0, neurons=slice(20, 30))
+            rl = relax(mem, X[:40], F, 0.05, random_state=[1, 2, 3], max_sweeps=5)
+            tr = train_memories(mem, X, X[:, 20:], F, beta_in=0.05, learning_rate=0.05, momentum=0.5, epochs=2,
+                                batch_size=100, neurons=slice(20, 30), random_state=0)
+        finally:
+            cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+        outs.append((lg, rl, tr))
+    (lg1, rl1, tr1), (lg2, rl2, tr2) = outs
+    for a, b in zip(lg1, lg2):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(rl1, rl2):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(tr1.memories, tr2.memories)
+    np.testing.assert_array_equal(tr1.loss, tr2.loss)
+
+
+def test_fused_optimiser_step_matches_the_numpy_step(monkeypatch):
+    mem, X = _problem(4)
+    F = make_interaction("polynomial", 3)
+
+    def run():
+        return train_memories(mem, X, X, F, beta_in=[0.05, 0.1, 0.2], learning_rate=[0.1, 0.05, 0.01], momentum=0.6,
+                              epochs=1, batch_size=2, clamp=slice(0, 10), random_state=3)
+
+    a, b = _both(monkeypatch, run)
+    np.testing.assert_allclose(b.memories, a.memories, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.loss, a.loss, rtol=1e-12)
+
+
+def test_train_memories_keeps_memories_seen_by_the_callback(monkeypatch):
+    """The fused step updates in place: the callback gets a snapshot, not the live array."""
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    mem, X = _problem(6)
+    seen = []
+    train_memories(mem, X, X, make_interaction("polynomial", 3), beta_in=0.1, epochs=3, batch_size=2,
+                   callback=lambda epoch, m, loss: seen.append(m) and False)
+    assert not np.array_equal(seen[0], seen[-1])
+
+
+# ------------------------------------------- the switch, and every way numba can fail
+def test_the_switch_values(monkeypatch):
+    for value in ("numpy", "off", "0", "false", "NO", " Off "):
+        monkeypatch.setenv("DAMLITE_CPU_KERNELS", value)
+        assert not cpu_kernels.available(), value
+    for value in ("", "auto", "numba", "on", "1", "true"):
+        monkeypatch.setenv("DAMLITE_CPU_KERNELS", value)
+        assert cpu_kernels.available(), value
+
+
+def test_an_unknown_switch_value_is_refused_with_the_allowed_ones(monkeypatch):
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "garbage")
+    with pytest.raises(ValueError, match=r"DAMLITE_CPU_KERNELS must be one of .*numba.*numpy.*got 'garbage'"):
+        cpu_kernels.available()
+    mem, X = _problem()
+    with pytest.raises(ValueError, match="DAMLITE_CPU_KERNELS"):
+        loss_and_gradient(mem, X, X, make_interaction("polynomial", 2))
+
+
+def _subprocess(code, env=None, cwd=None, pythonpath=()):
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[1]
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("DAMLITE_CPU", "NUMBA_CACHE"))}
+    full.update(env or {})
+    full["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), str(root)])
+    return subprocess.run([sys.executable, "-c", code], env=full, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+_RUN_ALL = """
+import sys, warnings
+import numpy as np
+warnings.simplefilter("always")
+from damlite.interactions import make_interaction
+from damlite.network import loss_and_gradient, relax
+from damlite.training import train_memories
+from damlite.training import train_memories
+rng = np.random.default_rng(0)
+mem = rng.uniform(-1, 1, (2, 6, 9)); X = np.where(rng.random((4, 9)) < 0.5, -1.0, 1.0)
+F = make_interaction("polynomial", 3)
+with warnings.catch_warnings(record=True) as caught:
+    l, g, f = loss_and_gradient(mem, X, X, F, 0.1, 1.0)
+    s, *_ = relax(mem, X, F, 0.1, random_state=0)
+    t = train_memories(mem, X, X, F, beta_in=0.1, epochs=2, random_state=0)
+print("LOSS", repr(l.tolist()))
+print("STATES", int(s.sum()))
+print("NUMBA_IMPORTED", "numba" in sys.modules)
+from damlite import cpu_kernels
+print("KERNELS", cpu_kernels.description())
+print("WARNINGS", len([w for w in caught if w.category.__name__ == "CpuKernelsWarning"]))
+for w in caught:
+    print("W", w.category.__name__, str(w.message))
+"""
+
+
+def _parse(out):
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line and not line.startswith("W "))
+    return lines, [line for line in out.stdout.splitlines() if line.startswith("W ")]
+
+
+@pytest.fixture(scope="module")
+def numpy_reference():
+    out = _subprocess(_RUN_ALL, env={"DAMLITE_CPU_KERNELS": "numpy"})
+    assert out.returncode == 0, out.stderr
+    return _parse(out)[0]
+
+
+def test_the_off_switch_is_read_before_numba_is_imported(numpy_reference):
+    assert numpy_reference["NUMBA_IMPORTED"] == "False"
+    assert numpy_reference["KERNELS"] == "numpy"
+    assert numpy_reference["WARNINGS"] == "0"
+
+
+@pytest.mark.parametrize("error", ["ImportError('No module named llvmlite.binding')",
+                                   "OSError('libLLVM.so: cannot open shared object file')"])
+def test_a_broken_numba_falls_back_to_numpy_with_one_warning(tmp_path, numpy_reference, error):
+    fake = tmp_path / "numba"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(f"raise {error}\n")
+    out = _subprocess(_RUN_ALL, pythonpath=[tmp_path])
+    assert out.returncode == 0, out.stderr
+    got, warned = _parse(out)
+    assert got["LOSS"] == numpy_reference["LOSS"] and got["STATES"] == numpy_reference["STATES"]
+    assert got["KERNELS"] == "numpy"
+    assert got["WARNINGS"] == "1", out.stdout
+    assert "DAMLITE_CPU_KERNELS=numpy" in warned[0] and error.split("(")[0] in warned[0]
+
+
+def test_no_writable_cache_still_runs_the_kernels(numpy_reference):
+    """A missing HOME and no writable package directory: numba finds no cache locator.
+
+    Before: ``cannot cache function '_power': no locator available`` at import, even
+    with the kernels switched off. Simulated by emptying numba's list of locators."""
+    code = ("import numba.core.caching as c\n"
+            "(getattr(c, 'CacheImpl', None) or c._CacheImpl)._locator_classes = []\n" + _RUN_ALL)
+    out = _subprocess(code, env={"HOME": "/nonexistent"})
+    assert out.returncode == 0, out.stderr
+    got, _ = _parse(out)
+    assert got["KERNELS"].startswith("numba"), got
+    assert got["WARNINGS"] == "0"
+    np.testing.assert_allclose(eval(got["LOSS"]), eval(numpy_reference["LOSS"]), rtol=1e-12)
+    assert got["STATES"] == numpy_reference["STATES"]
+
+
+def test_a_kernel_that_fails_to_compile_falls_back_with_one_warning(monkeypatch):
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "auto")
+    assert cpu_kernels.available()
+
+    class Broken:
+        def __getattr__(self, name):
+            def fail(*args):
+                raise RuntimeError("LLVM ERROR: out of memory\nmore lines")
+            return fail
+
+    monkeypatch.setattr(cpu_kernels, "_kernels", Broken())
+    monkeypatch.setattr(cpu_kernels, "_failure", None)
+    monkeypatch.setattr(cpu_kernels, "_warned", False)
+    mem, X = _problem()
+    F = make_interaction("polynomial", 3)
+    with pytest.warns(cpu_kernels.CpuKernelsWarning, match=r"LLVM ERROR: out of memory.*DAMLITE_CPU_KERNELS=numpy"):
+        got = loss_and_gradient(mem, X, X, F, 0.1, 1.0)
+    assert not cpu_kernels.available()
+    import warnings  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        relax(mem, X, F, 0.1, random_state=0)
+        train_memories(mem, X, X, F, beta_in=0.1, epochs=1)
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numpy")
+    want = loss_and_gradient(mem, X, X, F, 0.1, 1.0)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_numba_not_installed_is_silent_unless_asked_for(tmp_path, numpy_reference):
+    """An optional dependency that is absent is not a fault: no warning on ``auto``; one on ``numba``."""
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text("import sys\nclass _Block:\n    def find_spec(self, name, path=None, target=None):\n"
+                       "        if name == 'numba':\n            raise ModuleNotFoundError(\"No module named 'numba'\", "
+                       "name='numba')\nsys.meta_path.insert(0, _Block())\n")
+    out = _subprocess(_RUN_ALL, pythonpath=[tmp_path])
+    assert out.returncode == 0, out.stderr
+    got, _ = _parse(out)
+    assert got["KERNELS"] == "numpy" and got["WARNINGS"] == "0" and got["LOSS"] == numpy_reference["LOSS"]
+    out = _subprocess(_RUN_ALL, env={"DAMLITE_CPU_KERNELS": "numba"}, pythonpath=[tmp_path])
+    got, warned = _parse(out)
+    assert got["WARNINGS"] == "1" and "numba" in warned[0]

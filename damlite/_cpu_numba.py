@@ -1,0 +1,356 @@
+"""The numba kernels behind :mod:`damlite.cpu_kernels` (imported only by it, only when numba is wanted).
+
+Kept apart so that importing damlite never imports numba: :mod:`damlite.cpu_kernels`
+imports this module on first use, inside a ``try``, after reading the off switch.
+Each kernel's equations are in the docstrings of the wrappers in
+:mod:`damlite.cpu_kernels`. Compiled lazily (on first call, per dtype); cached on
+disk only where numba finds a writable cache directory (``cpu_kernels._cache_ok``).
+"""
+import math
+
+import numba
+import numpy as np
+
+from .cpu_kernels import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED, _cache_ok
+
+prange = numba.prange
+_CACHE = _cache_ok(numba)
+
+
+def njit(fn=None, **kw):
+    """numba.njit with this process's caching decision."""
+    if fn is None:
+        return lambda f: numba.njit(f, cache=_CACHE, **kw)
+    return numba.njit(fn, cache=_CACHE, **kw)
+
+
+@njit(inline="always")
+def _values(x, f, df, tmp, kind, n, nf, slope, zero, one, flush):
+    """f = F(x), df = F'(x) (if want_df) for the built-in kinds, over arrays of length K.
+
+    Each pass is one loop over K (vectorised); the power x**(n-1) is built by
+    repeated squaring, the same products in the same order as
+    damlite.interactions.integer_power. Where |x| < ``flush`` (x**n would be below
+    the dtype's smallest normal number) the base is 0: no subnormal number arises,
+    which keeps float32 at full speed. ``tmp`` is scratch.
+    """
+    K = x.shape[0]
+    if kind == EXPONENTIAL:
+        for k in range(K):
+            e = math.exp(x[k])
+            f[k] = e
+            df[k] = e
+        return
+    for k in range(K):  # the base: r = max(x, 0) (rectified, leaky; NaN stays NaN), or x; 0 where r**(n-1) underflows
+        v = x[k]
+        tmp[k] = zero if ((kind != POLYNOMIAL and v <= zero) or abs(v) < flush) else v
+    for k in range(K):
+        df[k] = one
+    e = n - 1
+    while e:  # df <- r**(n-1)
+        if e & 1:
+            for k in range(K):
+                df[k] *= tmp[k]
+        e >>= 1
+        if e:
+            for k in range(K):
+                tmp[k] *= tmp[k]
+    if kind == POLYNOMIAL:
+        for k in range(K):
+            low = df[k]
+            f[k] = low * x[k]
+            df[k] = nf * low
+    elif kind == RECTIFIED:
+        for k in range(K):
+            v = x[k]
+            low = df[k]
+            f[k] = zero if v <= zero else low * v
+            df[k] = zero if v <= zero else nf * low
+    else:  # LEAKY: slope * x below 0
+        for k in range(K):
+            v = x[k]
+            low = df[k]
+            f[k] = slope * v if v < zero else low * v
+            df[k] = slope if v < zero else nf * low
+
+@njit(inline="always")
+def _sum_block(a, b, lo, n, zero):
+    """sum_{k in [lo, lo+n)} (a[k] - b[k]) as NumPy's pairwise_sum sums a block of n <= 128:
+    8 running sums, combined pairwise, then the rest in order (vectorised)."""
+    if n < 8:
+        s = zero
+        for k in range(lo, lo + n):
+            s += a[k] - b[k]
+        return s
+    r0 = a[lo] - b[lo]
+    r1 = a[lo + 1] - b[lo + 1]
+    r2 = a[lo + 2] - b[lo + 2]
+    r3 = a[lo + 3] - b[lo + 3]
+    r4 = a[lo + 4] - b[lo + 4]
+    r5 = a[lo + 5] - b[lo + 5]
+    r6 = a[lo + 6] - b[lo + 6]
+    r7 = a[lo + 7] - b[lo + 7]
+    stop = lo + n - n % 8
+    for i in range(lo + 8, stop, 8):
+        r0 += a[i] - b[i]
+        r1 += a[i + 1] - b[i + 1]
+        r2 += a[i + 2] - b[i + 2]
+        r3 += a[i + 3] - b[i + 3]
+        r4 += a[i + 4] - b[i + 4]
+        r5 += a[i + 5] - b[i + 5]
+        r6 += a[i + 6] - b[i + 6]
+        r7 += a[i + 7] - b[i + 7]
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(stop, lo + n):
+        s += a[i] - b[i]
+    return s
+
+
+@njit(inline="always")
+def _sum_diff(a, b, zero):
+    """sum_k (a[k] - b[k]) in a fixed order: blocks of 128 in order, each as :func:`_sum_block`."""
+    K = a.shape[0]
+    if K <= 128:
+        return _sum_block(a, b, 0, K, zero)
+    s = _sum_block(a, b, 0, 128, zero)
+    for lo in range(128, K, 128):
+        s += _sum_block(a, b, lo, min(128, K - lo), zero)
+    return s
+
+
+@njit(inline="always")
+def _power_bits(r, n1, one, NB):
+    """r**n1 for 0 <= n1 < 2**NB by repeated squaring, branch-free: the same products in the
+    same order as damlite.interactions.integer_power (unused steps multiply by 1, exactly)."""
+    low = one * (r if n1 & 1 else one)
+    p = r
+    for j in range(1, NB):  # NB is a constant at each call site: unrolled, vectorisable
+        p = p * (p if (n1 >> j) else one)
+        low = low * (p if (n1 >> j) & 1 else one)
+    return low
+
+
+@njit(inline="always")
+def _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB):
+    """One vectorised pass over the K memories for one neuron's flipped sign (see :func:`_flip`).
+
+    Branch-free in the interaction's kind (selects), ``NB`` a constant at each call
+    site, so that the loop body is straight-line code.
+    """
+    not_poly = kind != POLYNOMIAL
+    rect = kind == RECTIFIED
+    leaky = kind == LEAKY
+    for k in range(drow.shape[0]):
+        o_raw = drow[k] - wi[k] * x
+        oth[k] = o_raw
+        o = scale * o_raw
+        r = zero if ((not_poly and o <= zero) or abs(o) < flush) else o
+        low = _power_bits(r, n1, one, NB)
+        below = leaky and o < zero
+        fo[k] = slope * o if below else low * r
+        dfo[k] = slope if below else (zero if (rect and o <= zero) else nf * low)
+    return _sum_diff(fu, fo, zero)
+
+
+@njit(inline="always")
+def _flip(drow, wi, x, scale, fu, oth, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush):
+    """sum_k [fu_k - F(scale (d_k - w_k x))], with oth = d - w x, fo = F(scale oth), dfo = F'(scale oth).
+
+    One vectorised pass for the polynomial kinds with n <= 128 (the power unrolled
+    to 5 or 7 squarings); otherwise (exponential, larger n) a pass per step
+    (:func:`_values`). The sum runs in :func:`_sum_diff`'s fixed order either way.
+    """
+    n1 = n - 1
+    if kind != EXPONENTIAL:
+        if n1 < 32:
+            return _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 5)
+        if n1 < 128:
+            return _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 7)
+    for k in range(drow.shape[0]):
+        oth[k] = drow[k] - wi[k] * x
+    return _flip_slow(oth, scale, fu, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+
+
+@njit
+def _flip_slow(oth, scale, fu, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush):
+    K = oth.shape[0]
+    arg = np.empty(K, oth.dtype)
+    for k in range(K):
+        arg[k] = scale * oth[k]
+    _values(arg, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+    return _sum_diff(fu, fo, zero)
+
+
+@njit(inline="always")
+def _ipow(x, e, one):
+    """x**e for an integer e >= 0 by repeated squaring."""
+    result = one
+    while e:
+        if e & 1:
+            result *= x
+        e >>= 1
+        if e:
+            x *= x
+    return result
+
+@njit
+def _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, bi, bo, consts, kind, n, two_m, want_grad, g, b0, b1, r, gp):
+    """Rows b0..b1 of network g: returns their loss; adds their gradient columns to ``gp`` (M, K), writes r."""
+    M, K = w.shape[1], w.shape[2]
+    zero, one, two, nf, slope, tm, flush, err_flush, tiny = (consts[0], consts[1], consts[2], consts[3], consts[4],
+                                                             consts[5], consts[6], consts[7], consts[8])
+    u = np.empty(K, d.dtype)
+    fu = np.empty(K, d.dtype)
+    dfu = np.empty(K, d.dtype)
+    other = np.empty(K, d.dtype)
+    fo = np.empty(K, d.dtype)
+    dfo = np.empty(K, d.dtype)
+    tmp = np.empty(K, d.dtype)
+    racc = np.empty(K, d.dtype)
+    zeros = np.zeros(K, d.dtype)
+    wg = w[g]
+    total = zero
+    for b in range(b0, b1):
+        drow = d[g * d_g + b * d_b]
+        rx = g * x_g + b * x_b
+        _flip(drow, zeros, zero, bi, zeros, u, fu, dfu, tmp, kind, n, nf, slope, zero, one, flush)  # F(b d), F'(b d)
+        sgx = zero
+        for k in range(K):
+            racc[k] = zero
+        for i in range(M):
+            x = xs[rx, i]
+            acc = _flip(drow, wg[i], x, bi, fu, other, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+            cc = math.tanh(bo * x * acc)
+            err = targets[rx, i] - cc
+            if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
+                continue
+            e_low = _ipow(err, two_m - 1, one)
+            total += e_low * err
+            if want_grad:
+                gi = -tm * e_low * (one - cc * cc)
+                gx = gi * x
+                sgx += gx
+                g2 = two * gi
+                gpi = gp[i]
+                for k in range(K):
+                    v = dfo[k]
+                    gpi[k] += g2 * v
+                    racc[k] -= gx * v
+        if want_grad:
+            rrow = r[g * d_g + b * d_b]
+            for k in range(K):
+                v = racc[k] + dfu[k] * sgx
+                rrow[k] = zero if abs(v) < tiny else v  # no subnormal into the matrix product (~20x slower)
+    if want_grad:
+        for i in range(M):
+            for k in range(K):
+                if abs(gp[i, k]) < tiny:
+                    gp[i, k] = zero
+    return total
+
+
+@njit(parallel=True)
+def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
+              loss_part, r, grad_part):
+    """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns.
+
+    Row (g, b) of ``d``/``r`` is g*d_g + b*d_b, of ``xs``/``targets`` g*x_g + b*x_b
+    (a shared minibatch has x_g = 0).
+    """
+    G, n_chunks = loss_part.shape
+    B = d.shape[0] // G
+    for job in prange(G * n_chunks):
+        g = job // n_chunks
+        c = job % n_chunks
+        b0 = c * chunk
+        loss_part[g, c] = _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in[g], b_out[g], consts, kind, n,
+                                     two_m, want_grad, g, b0, min(B, b0 + chunk), r, grad_part[g, c])
+
+
+@njit
+def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, max_sweeps):
+    """Relax state b of network g in place; returns (sweeps run, reached a fixed point, NaN seen)."""
+    N, K = w.shape[1], w.shape[2]
+    zero, one, nf, slope, flush = consts[0], consts[1], consts[3], consts[4], consts[5]
+    d = np.empty(K, w.dtype)
+    other = np.empty(K, w.dtype)
+    arg = np.empty(K, w.dtype)
+    f_ad = np.empty(K, w.dtype)
+    f_other = np.empty(K, w.dtype)
+    df = np.empty(K, w.dtype)
+    tmp = np.empty(K, w.dtype)
+    for k in range(K):
+        d[k] = d0row[k]
+        arg[k] = a * d[k]
+    _values(arg, f_ad, df, tmp, kind, n, nf, slope, zero, one, flush)
+    nan_seen = False
+    wg = w[g]
+    st = states[g, b]
+    for s in range(max_sweeps):
+        changed = False
+        for t in range(N):
+            i = orders[g, s, t]
+            x = st[i]
+            delta = x * _flip(d, wg[i], x, a, f_ad, other, f_other, df, tmp, kind, n, nf, slope, zero, one, flush)
+            if not math.isfinite(delta):
+                nan_seen = True
+            if delta > zero:
+                new = one
+            elif delta < zero:
+                new = -one
+            elif zero_sign == 0:
+                new = x
+            else:  # 0, or NaN: the tie value, as the NumPy lean loop
+                new = one if zero_sign > 0 else -one
+            if new != x:
+                changed = True
+                st[i] = new
+                for k in range(K):
+                    d[k] = other[k]
+                    f_ad[k] = f_other[k]
+        if not changed:
+            return s + 1, True, nan_seen
+    return max_sweeps, False, nan_seen
+
+
+@njit(parallel=True)
+def relax(w, d0, d_g, d_b, states, orders, scale, consts, kind, n, zero_sign, max_sweeps, sweeps_used, converged,
+          nan_seen):
+    """Asynchronous sweeps of each (network, state) until a sweep flips nothing; w = 2 zeta, (G, N, K)."""
+    G, B = states.shape[0], states.shape[1]
+    for job in prange(G * B):
+        g = job // B
+        b = job % B
+        used, stable, nan = _relax_one(w, d0[g * d_g + b * d_b], states, orders, g, b, scale[g], consts, kind, n,
+                                       zero_sign, max_sweeps)
+        sweeps_used[job] = used
+        converged[job] = stable
+        nan_seen[job] = nan
+
+
+@njit(parallel=True)
+def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp_stop):
+    """v <- momentum v - grad (0 where not ok); zeta <- clip(zeta + lr v / max|v|) per memory, in place."""
+    G, K, N = memories.shape
+    zero, one, momentum, floor, lo, hi = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5]
+    for job in prange(G * K):
+        g = job // K
+        k = job % K
+        use = ok[g]
+        norm = zero
+        for j in range(N):
+            v = momentum * velocity[g, k, j] - (grad[g, k, j] if use else zero)
+            velocity[g, k, j] = v
+            a = abs(v)
+            if a > norm or a != a:  # max(|v|) with NaN propagating, as numpy.max
+                norm = a if norm == norm else norm
+        if not normalize:
+            norm = one
+        elif not norm > floor:
+            norm = floor
+        rate = lr[g]
+        for j in range(N):
+            z = memories[g, k, j] + rate * (velocity[g, k, j] / norm)
+            if clamp_start <= j < clamp_stop:
+                z = lo if z < lo else (hi if z > hi else z)
+            memories[g, k, j] = z
