@@ -601,7 +601,8 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     Log axes, cividis colours (dark = small distance = good), a shared colour scale
     (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
     Each panel's y axis is its network's own inverse temperature: 1/T for the
-    original, 1/T' for the normalized. Missing results leave an empty panel that says so.
+    original, 1/T' for the normalized. Missing results leave an empty panel that says so;
+    with no ``ns`` (or no ``variants``) nothing is drawn and None is returned.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from damlite.experiments import heatmap_table  # noqa: PLC0415
@@ -609,6 +610,8 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     ylabels = {"original": "1/T", "normalized": "1/T'"}
     vmax = 2 * np.sqrt(N) if vmax is None else vmax
     panels = [(n, v) for n in ns for v in variants]
+    if not panels:
+        return None  # nothing on file: no figure (plt.subplots refuses 0 rows)
     ncols = len(variants) if len(variants) > 1 else min(3, len(panels))
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(min(7.2, 3.1 * ncols + 0.9), 2.3 * nrows + 0.3),
@@ -881,44 +884,79 @@ def plot_confusion(confusion, *, ax=None, title=None):
     return ax
 
 
-def plot_f1_heatmaps(records, ns, grid="paper", *, variants=("original", "normalized"), N=794,
-                     dtype="float64", title=None):
-    """Validation macro-F1 on the (learning rate, 1/T) grid: one row per n, one column per network.
-
-    Viridis, a shared scale from 0 to 1 (bright = good), the best cell starred;
-    missing results leave an empty panel that says so.
-    """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+def _f1_panel(ax, records, variant, n, grid, *, N, dtype):
+    """One F1 heatmap (viridis, 0 to 1, best cell starred) on ``ax``; the mesh, or None when no results."""
     from damlite.experiments import heatmap_table  # noqa: PLC0415
 
-    fig, axes = plt.subplots(len(ns), len(variants), figsize=(3.4 * len(variants) + 0.9, 2.4 * len(ns)),
+    table = heatmap_table(records, variant, n, grid, "f1", dtype=dtype, N=N)
+    if table is None:
+        ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([]), ax.set_yticks([])
+        return None
+    its, lrs, z = table
+    mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), np.where(np.isfinite(z), z, np.nan),
+                         cmap="viridis", vmin=0, vmax=1)
+    ax.set_xscale("log"), ax.set_yscale("log")
+    _major_log_ticks(ax)
+    i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(z), z, -np.inf)), z.shape)
+    ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
+    return mesh
+
+
+def plot_f1_panels(panels, *, ncols=2, grid="paper", N=794, dtype="float64", title=None):
+    """Validation macro-F1 heatmaps, one per panel, on a shared 0-to-1 scale, ``ncols`` to a row.
+
+    Parameters
+    ----------
+    panels : list of (records, variant, n, label)
+        What each panel draws (the ``variant`` network at ``n`` from ``records``) and its title.
+    ncols : int
+        Panels per row (e.g. 2 to put two sweeps of the same network side by side).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        None, and no figure is made, when ``panels`` is empty.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    panels = list(panels)
+    if not panels:
+        return None
+    ncols = max(1, min(ncols, len(panels)))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols + 0.9, 2.4 * nrows + 0.3),
                              squeeze=False, constrained_layout=True)
-    mesh = None
-    for r, n in enumerate(ns):
-        for c, variant in enumerate(variants):
-            ax = axes[r, c]
-            table = heatmap_table(records, variant, n, grid, "f1", dtype=dtype, N=N)
-            if table is None:
-                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
-                ax.set_xticks([]), ax.set_yticks([])
-            else:
-                its, lrs, z = table
-                mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), np.where(np.isfinite(z), z, np.nan),
-                                     cmap="viridis", vmin=0, vmax=1)
-                ax.set_xscale("log"), ax.set_yscale("log")
-                _major_log_ticks(ax)
-                i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(z), z, -np.inf)), z.shape)
-                ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
-            ax.set_title(f"{variant}, n = {n}", fontsize=9)
-            if r == len(ns) - 1:
-                ax.set_xlabel("initial learning rate")
-            if c == 0:
-                ax.set_ylabel("inverse temperature 1/T")
+    meshes = []
+    for k, ax in enumerate(axes.flat):
+        if k >= len(panels):
+            ax.axis("off")
+            continue
+        records, variant, n, label = panels[k]
+        meshes.append(_f1_panel(ax, records, variant, n, grid, N=N, dtype=dtype))
+        ax.set_title(label, fontsize=9)
+        if k + ncols >= len(panels):
+            ax.set_xlabel("initial learning rate")
+        if k % ncols == 0:
+            ax.set_ylabel("inverse temperature 1/T")
+    mesh = next((m for m in meshes if m is not None), None)
     if mesh is not None:
         fig.colorbar(mesh, ax=axes, shrink=0.6, label="validation macro-F1 (higher is better)")
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+def plot_f1_heatmaps(records, ns, grid="paper", *, variants=("original", "normalized"), N=794,
+                     dtype="float64", title=None):
+    """Validation macro-F1 on the (learning rate, 1/T) grid: one row per n, one column per network.
+
+    Viridis, a shared scale from 0 to 1 (bright = good), the best cell starred;
+    missing results leave an empty panel that says so. With no ``ns`` (or no
+    ``variants``) nothing is drawn and None is returned.
+    """
+    panels = [(records, v, n, f"{v}, n = {n}") for n in ns for v in variants]
+    return plot_f1_panels(panels, ncols=len(variants), grid=grid, N=N, dtype=dtype, title=title)
 
 
 def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None, title=None):

@@ -153,6 +153,22 @@ def scaling_explorer(memories, probe, *, n=100, interaction="polynomial", dtype=
                                                      description="n"))
 
 
+def heatmap_explorer(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100,
+                     dtype="float64", metric="distance", vmax=None):
+    """The live twin of :func:`heatmap_frames` (Jupyter, Colab): a slider over ``ns``, each
+    position :func:`damlite.plots.plot_sweep_heatmaps` for that n, both networks side by side.
+    """
+    from . import plots  # noqa: PLC0415
+
+    widgets = _ipywidgets()
+
+    def draw(n):
+        return plots.plot_sweep_heatmaps(records, [n], grid, variants=variants, N=N, dtype=dtype,
+                                         metric=metric, vmax=vmax, title=f"n = {n}"), ""
+
+    return _explorer(draw, n=widgets.SelectionSlider(options=list(ns), description="n"))
+
+
 # ------------------------------------------------------------------ kernel-free explorers
 _STATIC_JS = """
 (function () {

@@ -66,3 +66,14 @@ def test_book_explorers_run_live_only():
                 tags = cell["metadata"].get("tags", [])
                 assert "remove-output" in tags, f"{path.name}: explorer cell without remove-output"
     assert calls >= 3
+
+
+def test_heatmap_explorer_redraws_when_n_moves():
+    records = [dict(variant=v, n=n, grid="coarse", dtype="float64", N=100, inv_temperature=t,
+                    learning_rate=lr, distance=float(n * t * lr), repeat=0)
+               for v in ("original", "normalized") for n in (2, 3) for t in (0.5, 1.0) for lr in (0.01, 0.1)]
+    sliders, image, _ = _parts(widgets.heatmap_explorer(records, [2, 3]))
+    first = image.value
+    assert first.startswith(PNG)
+    sliders[0].value = 3
+    assert image.value.startswith(PNG) and image.value != first
