@@ -85,7 +85,7 @@ def _all_book_notebooks() -> list[Path]:
 
 def test_toc_format_and_root():
     assert TOC["format"] == "jb-book"
-    assert TOC["root"] == "book/01_start_here"
+    assert TOC["root"] == "book/00_start_here"
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
