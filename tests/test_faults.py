@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import child_pids
 
 from damlite import __main__ as cli
 from damlite import experiments as ex
@@ -79,18 +80,6 @@ def _wait_for_lines(path, n, proc, timeout=60):
     assert len(_lines(path)) >= n, f"the sweep did not write {n} blocks in {timeout} s"
 
 
-def _children(pid):
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            out.append(int(stat.parent.name))
-    return out
-
-
 def _alive(pids):
     alive = []
     for pid in pids:
@@ -111,9 +100,9 @@ def test_a_signal_with_two_workers_keeps_finished_blocks_and_exits_at_once(tmp_p
     proc = _toy(tmp_path, [0.2, 0.2, 60, 60, 60], "--workers", "2", "--no-progress", start_new_session=True)
     _wait_for_lines(path, 2, proc)
     deadline = time.time() + 30
-    while time.time() < deadline and len(_children(proc.pid)) < 2:
+    while time.time() < deadline and len(child_pids(proc.pid)) < 2:
         time.sleep(0.05)
-    workers = _children(proc.pid)
+    workers = child_pids(proc.pid)
     time.sleep(0.3)  # blocks 3 and 4 are running
     start = time.time()
     os.killpg(proc.pid, sig) if to_group else proc.send_signal(sig)
@@ -230,10 +219,10 @@ def test_a_killed_worker_is_one_line_and_finished_blocks_are_kept(tmp_path):
     proc = _toy(tmp_path, [0.1, 60, 60], "--workers", "2", "--no-progress")
     _wait_for_lines(path, 1, proc)
     deadline = time.time() + 30
-    while time.time() < deadline and len(_children(proc.pid)) < 2:
+    while time.time() < deadline and len(child_pids(proc.pid)) < 2:
         time.sleep(0.05)
     time.sleep(0.3)
-    os.kill(_children(proc.pid)[0], signal.SIGKILL)  # the out-of-memory killer, say
+    os.kill(child_pids(proc.pid)[0], signal.SIGKILL)  # the out-of-memory killer, say
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and "a worker process died" in err

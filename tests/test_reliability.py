@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import child_pids
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -475,18 +476,6 @@ def test_pattern_init_gives_every_row_its_memories():
     assert sorted(np.bincount(owner, minlength=5)) == [2, 2, 2, 3, 3]
 
 
-def _children(pid):
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_pool_workers_die_with_a_killed_sweep(tmp_path):
     script = (
@@ -505,7 +494,7 @@ def test_pool_workers_die_with_a_killed_sweep(tmp_path):
     kids = []
     while time.time() < deadline and len(kids) < 2:
         time.sleep(0.2)
-        kids = _children(proc.pid)
+        kids = child_pids(proc.pid)
     assert len(kids) >= 2, "the pool did not start"
     proc.kill()
     proc.wait()
