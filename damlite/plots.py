@@ -133,7 +133,7 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
                      linestyle=style.get("linestyle", "-"), label=f"{name} max")
     top = float(n * np.log10(N))
     left.plot([N], [top], marker="*", markersize=14, color=OKABE_ITO["vermillion"], linestyle="none",
-              label=f"x = N: $10^{{{top:.1f}}}$")
+              label=f"x = N: $10^{{{top:.1f}}}$".replace(".0}", "}"))  # 10^{120}, not 10^{120.0}
     left.set_xscale("log")
     left.set_xlabel("similarity score x")
     left.set_ylabel("log$_{10}$ F$_n$(x)")

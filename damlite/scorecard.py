@@ -28,7 +28,7 @@ import numpy as np
 from . import claims as C
 
 __all__ = ["CLAIMS", "READINGS", "SETTINGS", "Reading", "Table", "build", "claim_markdown", "evidence_dropdown",
-           "load_tables", "mnist_seed_spread", "secondary_tables", "summary_markdown", "summary_rows",
+           "load_tables", "mnist_seed_spread", "prose", "secondary_tables", "summary_markdown", "summary_rows",
            "verdict_cell", "write"]
 
 T = C.TOLERANCES
@@ -800,20 +800,43 @@ def verdict_cell(g, bootstrap=True):
     return f"{MARK[g['verdict']]} ({g['hits']}/{g['total']}{boot})"
 
 
+#: ASCII notation in the scorecard's words (kept plain in the JSON) and how a page shows it.
+_PROSE = (
+    ("beta = 1/T^n", r"$\beta_\text{out} = 1/T^n$"),
+    ("beta = 1/T", r"$\beta_\text{out} = 1/T$"),
+    ("1/T_B = (1/T_A)^n", "$1/T_B = (1/T_A)^n$"),
+    (">=", "≥"),
+    ("<=", "≤"),
+    (" -> ", " → "),
+    ("T'", "T′"),
+)
+
+
+def prose(text):
+    """The scorecard's plain-text words as a page shows them: ``n >= 20`` as ``n ≥ 20``,
+    ``beta = 1/T^n`` as the maths :math:`\beta_\text{out} = 1/T^n`, ``T'`` as ``T′``.
+
+    Only for rendering (MyST markdown); the JSON keeps the ASCII the tests compare.
+    """
+    for old, new in _PROSE:
+        text = text.replace(old, new)
+    return text
+
+
 def summary_markdown(card, *, tasks=None):
     """One row per claim: our short claim, the bottom line, and its best hit count."""
     lines = ["| claim | bottom line |", "|---|---|"]
     for c in card["claims"]:
         if tasks and c["task"] not in tasks:
             continue
-        lines.append(f"| {c['claim']} | {c['bottom_line']['verdict']} |")
+        lines.append(f"| {prose(c['claim'])} | {c['bottom_line']['verdict']} |")
     return "\n".join(lines)
 
 
 def claim_markdown(c):
     """A claim in full: the paper's words, the rule, a verdict per reading, the per-n evidence."""
     out = [f"> “{c['paper']['quote']}” ({c['paper']['where']})", "",
-           f"**Graded as**: {c['claim']}. **Rule**: {c['rule']}.", ""]
+           f"**Graded as**: {prose(c['claim'])}. **Rule**: {prose(c['rule'])}.", ""]
     labels = [k for k, g in c["readings"].items()]
     out += ["| reading | verdict (k/m n, bootstrap) | caveats |", "|---|---|---|"]
     for label in labels:
@@ -825,7 +848,7 @@ def claim_markdown(c):
         if reps:
             caveat += ("; " if caveat else "") + "repeats " + "/".join(map(str, reps))
         out.append(f"| {label} | {verdict_cell(g)} | {caveat} |")
-    out += ["", f"**Bottom line: {c['bottom_line']['verdict']}.** {c['bottom_line']['reason']}.", ""]
+    out += ["", f"**Bottom line: {c['bottom_line']['verdict']}.** {prose(c['bottom_line']['reason'])}.", ""]
     return "\n".join(out)
 
 

@@ -1,0 +1,76 @@
+"""Sphinx extension: inline maths keeps its punctuation on its line.
+
+MathJax renders inline maths as an inline block, and a browser may break a line on
+either side of one, so a narrow page can show "… and $n = 30$" with the ";" that
+follows it alone at the start of the next line, or an opening "(" left at the end of
+a line. This post-transform wraps each inline ``math`` node together with the
+punctuation that touches it (an opening bracket just before, closing punctuation just
+after) in ``<span class="math-nowrap">``, which ``_static/custom.css`` keeps on one
+line (``white-space: nowrap``). Nothing else changes: the text, the maths and the
+spaces around them stay as written.
+"""
+from __future__ import annotations
+
+import re
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+CLASS = "math-nowrap"
+_AFTER = re.compile(r"^[.,;:!?)\]}’”»%]+")  # punctuation glued to the end of the maths
+_BEFORE = re.compile(r"[(\[{‘“«]+$")  # an opening bracket glued to its start
+
+
+def keep_punctuation_with_math(document: nodes.Node) -> int:
+    """Wrap every inline ``math`` node with its touching punctuation; return how many.
+
+    A math node whose neighbours are text starting with ``. , ; : ! ? ) ] }`` (or
+    ending with ``( [ {``), with no space between, gets that punctuation moved into a
+    ``nodes.inline`` with class ``math-nowrap`` that also holds the maths.
+    """
+    wrapped = 0
+    for math in list(document.findall(nodes.math)):
+        parent = math.parent
+        if parent is None or (isinstance(parent, nodes.inline) and CLASS in parent["classes"]):
+            continue
+        i = parent.index(math)
+        nxt = parent[i + 1] if i + 1 < len(parent) else None
+        prv = parent[i - 1] if i > 0 else None
+        after = _AFTER.match(nxt.astext()) if isinstance(nxt, nodes.Text) else None
+        before = _BEFORE.search(prv.astext()) if isinstance(prv, nodes.Text) else None
+        if not (after or before):
+            continue
+        box = nodes.inline(classes=[CLASS])
+        if after:
+            rest = nxt.astext()[after.end():]
+            parent.remove(nxt)
+            if rest:
+                parent.insert(i + 1, nodes.Text(rest))
+        if before:
+            head = prv.astext()[: before.start()]
+            parent.remove(prv)
+            i -= 1
+            if head:
+                parent.insert(i, nodes.Text(head))
+                i += 1
+            box += nodes.Text(before.group())
+        parent.remove(math)
+        box += math
+        if after:
+            box += nodes.Text(after.group())
+        parent.insert(i, box)
+        wrapped += 1
+    return wrapped
+
+
+class MathPunctuation(SphinxPostTransform):
+    default_priority = 900  # after references are resolved; only layout changes here
+    formats = ("html",)
+
+    def run(self, **kwargs) -> None:
+        keep_punctuation_with_math(self.document)
+
+
+def setup(app):
+    app.add_post_transform(MathPunctuation)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

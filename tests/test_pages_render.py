@@ -1,0 +1,176 @@
+"""The built pages as a reader on a phone sees them.
+
+* Inline maths keeps the punctuation that touches it (``_ext/math_punctuation.py`` and
+  ``span.math-nowrap`` in ``_static/custom.css``): no ";" or ")" alone at the start of a
+  line.
+* At 400 px no page is wider than the screen: a long equation, a wide table or a code
+  cell may scroll inside its own box, the page body never scrolls sideways.
+
+The second check needs a built book (``jupyter-book build .``, into ``_build/html``) and
+a headless Chromium; it is skipped without them. MathJax comes from a CDN that a test
+may not reach: point ``DAMLITE_MATHJAX_DIR`` at a local MathJax 3 ``es5`` folder (the one
+holding ``tex-mml-chtml.js``) to measure the typeset equations; without it the TeX source
+is measured instead.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"
+WIDTH = 400
+
+
+def _extension():
+    spec = importlib.util.spec_from_file_location("math_punctuation", ROOT / "_ext" / "math_punctuation.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _doctree(rst):
+    from docutils.core import publish_doctree  # noqa: PLC0415
+
+    return publish_doctree(rst, settings_overrides={"report_level": 5})
+
+
+def test_math_keeps_its_punctuation():
+    from docutils import nodes  # noqa: PLC0415
+
+    ext = _extension()
+    doc = _doctree("only 7 bits (:math:`p = 8`). Then :math:`n = 30`; and :math:`x` alone, "
+                   "up to :math:`n = 1000`.")
+    assert ext.keep_punctuation_with_math(doc) == 3
+    boxes = [b for b in doc.findall(nodes.inline) if ext.CLASS in b["classes"]]
+    assert [b.astext() for b in boxes] == ["(p = 8).", "n = 30;", "n = 1000."]
+    # the text around them is unchanged, and a lone maths node is left alone
+    assert doc.astext() == "only 7 bits (p = 8). Then n = 30; and x alone, up to n = 1000."
+    assert sum(1 for m in doc.findall(nodes.math) if ext.CLASS not in m.parent["classes"]) == 1
+    assert ext.keep_punctuation_with_math(doc) == 0  # idempotent
+
+
+def test_math_punctuation_is_wired_into_the_build():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["sphinx"]["local_extensions"]["math_punctuation"] == "_ext"
+    css = (ROOT / "_static" / "custom.css").read_text(encoding="utf-8")
+    rule = re.search(r"span\.math-nowrap\s*\{([^}]*)\}", css)
+    assert rule and "white-space: nowrap" in rule.group(1)
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+PROBE = """<script>
+addEventListener('load', () => {
+  const done = () => setTimeout(() => { window.__width = document.documentElement.scrollWidth; }, 300);
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) MathJax.startup.promise.then(done);
+  else done();
+});
+</script></head>"""
+
+HARNESS = """<!doctype html><html><body><pre id="result"></pre><script>
+const pages = %s, out = {};
+async function run() {
+  for (const p of pages) {
+    const f = document.createElement('iframe');
+    f.width = '%d'; f.height = '800'; f.src = p; document.body.appendChild(f);
+    await new Promise(r => f.addEventListener('load', r));
+    for (let i = 0; i < 200 && f.contentWindow.__width === undefined; i++)
+      await new Promise(r => setTimeout(r, 100));
+    out[p] = f.contentWindow.__width === undefined ? -1 : f.contentWindow.__width;
+    f.remove();
+  }
+  document.getElementById('result').textContent = JSON.stringify(out);
+}
+run();
+</script></body></html>"""
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves the built book; pages get MathJax from a local folder and the width probe."""
+
+    mathjax = None
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802
+        path = self.path.split("?")[0]
+        if path.startswith("/__mathjax__/") and self.mathjax:
+            return self._send(Path(self.mathjax, path[len("/__mathjax__/"):]), "application/javascript")
+        if path == "/__harness__.html":
+            return self._body(self.server.harness.encode(), "text/html")
+        if path.endswith(".html"):
+            page = Path(self.directory, path.lstrip("/"))
+            if page.is_file():
+                text = page.read_text(encoding="utf-8")
+                text = text.replace(CDN, "/__mathjax__/tex-mml-chtml.js" if self.mathjax else "/__none__.js")
+                return self._body(text.replace("</head>", PROBE, 1).encode(), "text/html")
+        return super().do_GET()
+
+    def _send(self, path, kind):
+        if not path.is_file():
+            self.send_error(404)
+            return None
+        return self._body(path.read_bytes(), kind)
+
+    def _body(self, data, kind):
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return None
+
+
+def _pages():
+    pages = [p.relative_to(HTML).as_posix() for p in sorted(HTML.glob("book/*.html"))]
+    return ["index.html", *pages, "genindex.html"]
+
+
+@pytest.mark.skipif(not (HTML / "index.html").is_file(), reason="no built book in _build/html")
+@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium")
+def test_no_page_is_wider_than_a_phone():
+    mathjax = os.environ.get("DAMLITE_MATHJAX_DIR")
+    handler = functools.partial(type("H", (_Handler,), {"mathjax": mathjax}), directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    pages = _pages()
+    server.harness = HARNESS % (json.dumps(["/" + p for p in pages]), WIDTH)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            dom = subprocess.run(
+                [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={profile}", "--window-size=800,900", "--virtual-time-budget=600000",
+                 "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/__harness__.html"],
+                capture_output=True, text=True, timeout=600, check=False).stdout
+    finally:
+        server.shutdown()
+    found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1), "the harness reported nothing"
+    widths = json.loads(found.group(1).replace("&quot;", '"'))
+    assert set(widths) == {"/" + p for p in pages}
+    unmeasured = [p for p, w in widths.items() if w < 0]
+    assert not unmeasured, f"pages that never finished loading: {unmeasured}"
+    wide = {p: w for p, w in widths.items() if w > WIDTH}
+    assert not wide, f"pages wider than {WIDTH} px (the page scrolls sideways): {wide}"
