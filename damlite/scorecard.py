@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from . import claims as C
 
 __all__ = ["CLAIMS", "READINGS", "SETTINGS", "Reading", "Table", "build", "claim_markdown", "evidence_dropdown",
            "load_tables", "mnist_seed_spread", "prose", "secondary_tables", "summary_markdown", "summary_rows",
-           "verdict_cell", "write"]
+           "verdict_cell", "where", "write"]
 
 T = C.TOLERANCES
 BOOTSTRAP = 200
@@ -813,7 +814,7 @@ _PROSE = (
 
 
 def prose(text):
-    """The scorecard's plain-text words as a page shows them: ``n >= 20`` as ``n ≥ 20``,
+    r"""The scorecard's plain-text words as a page shows them: ``n >= 20`` as ``n ≥ 20``,
     ``beta = 1/T^n`` as the maths :math:`\beta_\text{out} = 1/T^n`, ``T'`` as ``T′``.
 
     Only for rendering (MyST markdown); the JSON keeps the ASCII the tests compare.
@@ -821,6 +822,24 @@ def prose(text):
     for old, new in _PROSE:
         text = text.replace(old, new)
     return text
+
+
+def _figure_words(label):
+    """A figure of the paper named by its LaTeX label, as words: ``OriginalModelHyperparameterSearchN20``
+    becomes “original model hyperparameter search n = 20” (the paper's text keeps the labels)."""
+    words = re.findall(r"MNIST|N\d+|[A-Z][a-z]+", label)
+    text = " ".join(w if w == "MNIST" else f"n = {w[1:]}" if w[0] == "N" else w.lower() for w in words)
+    return f"“{text}”"
+
+
+def where(text):
+    """The paper's place of a claim (``Sec. 5.1, Fig. OriginalModelHyperparameterSearch``), its
+    figure labels as words."""
+    return re.sub(r"\b(?:Original|Modified)Model\w+", lambda m: _figure_words(m.group()), text)
+
+
+def _sentence(text):
+    return text[:1].upper() + text[1:]
 
 
 def summary_markdown(card, *, tasks=None):
@@ -835,7 +854,7 @@ def summary_markdown(card, *, tasks=None):
 
 def claim_markdown(c):
     """A claim in full: the paper's words, the rule, a verdict per reading, the per-n evidence."""
-    out = [f"> “{c['paper']['quote']}” ({c['paper']['where']})", "",
+    out = [f"> “{c['paper']['quote']}” ({where(c['paper']['where'])})", "",
            f"**Graded as**: {prose(c['claim'])}. **Rule**: {prose(c['rule'])}.", ""]
     labels = [k for k, g in c["readings"].items()]
     out += ["| reading | verdict (k/m n, bootstrap) | caveats |", "|---|---|---|"]
@@ -848,7 +867,7 @@ def claim_markdown(c):
         if reps:
             caveat += ("; " if caveat else "") + "repeats " + "/".join(map(str, reps))
         out.append(f"| {label} | {verdict_cell(g)} | {caveat} |")
-    out += ["", f"**Bottom line: {c['bottom_line']['verdict']}.** {prose(c['bottom_line']['reason'])}.", ""]
+    out += ["", f"**Bottom line: {c['bottom_line']['verdict']}.** {_sentence(prose(c['bottom_line']['reason']))}.", ""]
     return "\n".join(out)
 
 

@@ -174,3 +174,20 @@ def test_no_page_is_wider_than_a_phone():
     assert not unmeasured, f"pages that never finished loading: {unmeasured}"
     wide = {p: w for p, w in widths.items() if w > WIDTH}
     assert not wide, f"pages wider than {WIDTH} px (the page scrolls sideways): {wide}"
+
+
+def test_scorecard_words_as_a_page_shows_them():
+    """The scorecard's ASCII (kept in the JSON) becomes the book's notation on the page."""
+    from damlite import scorecard  # noqa: PLC0415
+
+    assert scorecard.prose("per n >= 20: 1/T' <= 0.9, 0.17 -> 0.11") == "per n ≥ 20: 1/T′ ≤ 0.9, 0.17 → 0.11"
+    assert scorecard.prose("Krotov and Hopfield's beta = 1/T^n outside F") == (
+        r"Krotov and Hopfield's $\beta_\text{out} = 1/T^n$ outside F")
+    assert scorecard.where("Sec. 5.1, Fig. OriginalModelHyperparameterSearchN20") == (
+        "Sec. 5.1, Fig. “original model hyperparameter search n = 20”")
+    claim = {"paper": {"quote": "q", "where": "Sec. 5.3, Figs. ModifiedModelMNISTHyperparameterSearch"},
+             "claim": "at n >= 10", "rule": "r", "readings": {},
+             "bottom_line": {"verdict": "partly", "reason": "no reading reproduces it"}}
+    text = scorecard.claim_markdown(claim)
+    assert "“modified model MNIST hyperparameter search”" in text and "at n ≥ 10" in text
+    assert "**Bottom line: partly.** No reading reproduces it." in text
