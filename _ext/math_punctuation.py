@@ -33,32 +33,32 @@ def keep_punctuation_with_math(document: nodes.Node) -> int:
         parent = math.parent
         if parent is None or (isinstance(parent, nodes.inline) and CLASS in parent["classes"]):
             continue
-        i = parent.index(math)
-        nxt = parent[i + 1] if i + 1 < len(parent) else None
-        prv = parent[i - 1] if i > 0 else None
+        # by position, never parent.remove(): docutils Text nodes are strings, so removing
+        # one removes the first *equal* string in the paragraph (another ".")
+        kids = parent.children
+        i = next(k for k, child in enumerate(kids) if child is math)
+        nxt = kids[i + 1] if i + 1 < len(kids) else None
+        prv = kids[i - 1] if i > 0 else None
         after = _AFTER.match(nxt.astext()) if isinstance(nxt, nodes.Text) else None
         before = _BEFORE.search(prv.astext()) if isinstance(prv, nodes.Text) else None
         if not (after or before):
             continue
         box = nodes.inline(classes=[CLASS])
-        if after:
-            rest = nxt.astext()[after.end():]
-            parent.remove(nxt)
-            if rest:
-                parent.insert(i + 1, nodes.Text(rest))
         if before:
-            head = prv.astext()[: before.start()]
-            parent.remove(prv)
-            i -= 1
-            if head:
-                parent.insert(i, nodes.Text(head))
-                i += 1
             box += nodes.Text(before.group())
-        parent.remove(math)
-        box += math
+        box += math.deepcopy()
         if after:
             box += nodes.Text(after.group())
-        parent.insert(i, box)
+        replacement = []
+        if before and prv.astext()[: before.start()]:
+            replacement.append(nodes.Text(prv.astext()[: before.start()]))
+        replacement.append(box)
+        if after and nxt.astext()[after.end():]:
+            replacement.append(nodes.Text(nxt.astext()[after.end():]))
+        first, last = (i - 1 if before else i), (i + 1 if after else i)
+        for node in replacement:
+            node.parent = parent
+        kids[first:last + 1] = replacement
         wrapped += 1
     return wrapped
 

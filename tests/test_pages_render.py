@@ -191,3 +191,21 @@ def test_scorecard_words_as_a_page_shows_them():
     text = scorecard.claim_markdown(claim)
     assert "“modified model MNIST hyperparameter search”" in text and "at n ≥ 10" in text
     assert "**Bottom line: partly.** No reading reproduces it." in text
+
+
+def test_math_punctuation_moves_no_other_text():
+    """Text nodes are strings: the wrap must not take an equal "." from elsewhere (MyST
+    splits a paragraph into separate text nodes, such as a lone "." after a glued number)."""
+    from docutils import nodes  # noqa: PLC0415
+
+    ext = _extension()
+    para = nodes.paragraph()
+    para += [nodes.Text("float64 "), nodes.math(text="n \\le"), nodes.Text(" "),
+             nodes.strong(text="154"), nodes.Text("."), nodes.Text(" merely "),
+             nodes.math(text="\\pm\\infty"), nodes.Text(".")]
+    doc = nodes.document(None, None)
+    doc += para
+    before = para.astext()
+    assert ext.keep_punctuation_with_math(doc) == 1
+    assert para.astext() == before == "float64 n \\le 154. merely \\pm\\infty."
+    assert para[-1].astext() == "\\pm\\infty." and ext.CLASS in para[-1]["classes"]
