@@ -93,7 +93,8 @@ class FusedFit:
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
                error_exponent, batch, momentum, normalize, floor, memory_budget):
-        """A :class:`FusedFit`, or None: not CuPy (nor the simulator), kernels off, probes per network,
+        """A :class:`FusedFit`, or None: not CuPy (nor the simulator), whole epochs off (see
+        :func:`damlite.gpu_kernels.whole_epochs`), probes per network,
         evaluated neurons not a slice or not ±1, a non-built-in interaction, or buffers over ``memory_budget``.
 
         The ±1 check is the fit's one host synchronisation before training.
@@ -102,7 +103,7 @@ class FusedFit:
         from .cpu_kernels import interaction_code  # noqa: PLC0415
         from .network import _all_bipolar, _fused_gpu, neuron_index, per_network_scalar  # noqa: PLC0415
 
-        if not _fused_gpu(xp) or memories.dtype not in (np.float32, np.float64):
+        if not (_fused_gpu(xp) and gpu_kernels.whole_epochs()) or memories.dtype not in (np.float32, np.float64):
             return None
         if probes.ndim != 2 or targets.ndim != 2 or not (memories.flags.c_contiguous and
                                                            velocity.flags.c_contiguous):
@@ -124,7 +125,7 @@ class FusedFit:
             return cls(xp, memories, velocity, probes, targets, cols, clamp, b_in, b_out, code,
                        2 * int(error_exponent), b, momentum, normalize, floor)
         except Exception as exc:  # noqa: BLE001 - no kernels: the caller's loop runs instead
-            gpu_kernels.fail(exc)
+            gpu_kernels.fail(exc, whole_epochs=True)
             return None
 
     def _rows(self, b):
@@ -181,6 +182,6 @@ class FusedFit:
                                             v["norms"], v["epoch_loss"], v["epoch_ok"])
         except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run
             self.memories[...], self.velocity[...] = backup
-            gpu_kernels.fail(exc)
+            gpu_kernels.fail(exc, whole_epochs=True)
             return None
         return buf["epoch_loss"], buf["epoch_ok"] != 0

@@ -23,9 +23,12 @@ sum has a fixed order (no atomics). The kernel code runs on NumPy arrays under
 numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), which is how the tests
 check it without a GPU.
 
-``DAMLITE_GPU_KERNELS``: ``auto`` (default: use them on CuPy arrays when
-numba-cuda imports) or ``reference`` (never). If compiling or launching them
-fails, damlite warns once and uses the reference path from then on.
+``DAMLITE_GPU_KERNELS``: ``auto`` (default: on CuPy arrays when numba-cuda
+imports, training runs whole epochs in :mod:`damlite.gpu_fit`), ``minibatch``
+(the three kernels in each call of the learning rule, the training loop of
+:mod:`damlite.training` around them) or ``reference`` (never). If compiling or
+launching them fails, damlite warns once and falls back: from whole epochs to
+``minibatch``, from there to the reference path.
 """
 from __future__ import annotations
 
@@ -34,16 +37,16 @@ import os
 import warnings
 
 __all__ = ["available", "fail", "kernel_args", "kernels", "launch", "loss_and_gradient_bipolar", "mode",
-           "scalar_kernels", "status"]
+           "scalar_kernels", "status", "whole_epochs"]
 
-_MODES = ("auto", "reference")
+_MODES = ("auto", "minibatch", "reference")
 _THREADS = 128  # threads per block
 ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
-_state = {"failed": None, "kernels": None}
+_state = {"failed": None, "fit_failed": None, "kernels": None}
 
 
 def mode() -> str:
-    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto`` or ``reference``."""
+    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto``, ``minibatch`` or ``reference``."""
     value = os.environ.get("DAMLITE_GPU_KERNELS", "auto").strip().lower() or "auto"
     if value not in _MODES:
         raise ValueError(f"DAMLITE_GPU_KERNELS must be one of {', '.join(_MODES)}; got {value!r}")
@@ -140,10 +143,16 @@ def kernel_args(*arrays):
     return tuple(cuda.as_cuda_array(a, sync=False) for a in arrays)
 
 
-def fail(exc, stacklevel=3):
-    """Record that the kernels failed (``exc``) and warn, once: from now on the reference path runs."""
-    _state["failed"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-    warnings.warn(f"damlite: the fused GPU kernels failed ({_state['failed']}); using the reference path. "
+def fail(exc, whole_epochs=False, stacklevel=3):
+    """Record that the kernels failed (``exc``) and warn, once.
+
+    From now on the reference path runs; or, where only the whole-epoch path of
+    :mod:`damlite.gpu_fit` failed (``whole_epochs``), the three kernels per minibatch.
+    """
+    key, instead = ("fit_failed", "the fused kernels per minibatch") if whole_epochs else ("failed", "the reference path")
+    _state[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+    what = "whole-epoch GPU path" if whole_epochs else "fused GPU kernels"
+    warnings.warn(f"damlite: the {what} failed ({_state[key]}); using {instead}. "
                   "Set DAMLITE_GPU_KERNELS=reference to skip them.", RuntimeWarning, stacklevel=stacklevel + 1)
 
 
@@ -166,12 +175,21 @@ def status() -> str:
         version = f"{version}, numba-cuda {numba_cuda.__version__}"
     except Exception:  # noqa: BLE001
         pass
-    return f"numba-cuda fused kernels (numba {version})"
+    if mode() == "minibatch":
+        return f"numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch; numba {version})"
+    if _state["fit_failed"]:
+        return f"numba-cuda fused kernels per minibatch (whole epochs failed: {_state['fit_failed']}; numba {version})"
+    return f"numba-cuda fused kernels, whole epochs (numba {version})"
 
 
 def available() -> bool:
-    """True when the fused kernels may be tried (setting ``auto``, numba-cuda imports, no earlier failure)."""
+    """True when the fused kernels may be tried (setting not ``reference``, numba-cuda imports, no earlier failure)."""
     return not status().startswith("reference")
+
+
+def whole_epochs() -> bool:
+    """True when a fit may run whole epochs in :mod:`damlite.gpu_fit` (``auto``, kernels available, no failure)."""
+    return status().startswith("numba-cuda fused kernels, whole epochs")
 
 
 def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, gradient):

@@ -92,7 +92,7 @@ def test_simulated_kernels_match_reference(simulated, name):
 
 def test_unknown_setting_is_refused(monkeypatch):
     monkeypatch.setenv("DAMLITE_GPU_KERNELS", "fast")
-    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, reference"):
+    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, minibatch, reference"):
         gpu_kernels.mode()
 
 
@@ -104,7 +104,7 @@ def test_reference_setting_turns_them_off(monkeypatch):
 
 def test_a_failing_toolchain_falls_back_once_with_a_warning(monkeypatch):
     """A compile or launch error warns once, returns None (the caller takes the reference path) and sticks."""
-    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "kernels": None})
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": None})
 
     def broken():
         raise RuntimeError("NVVM not found\nsecond line")
@@ -122,6 +122,62 @@ def test_a_failing_toolchain_falls_back_once_with_a_warning(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gpu_kernels.loss_and_gradient_bipolar(*args) is None  # no second warning
+
+
+class _Launcher:
+    """A stand-in kernel: does nothing, except ``step``, which writes the memories and then fails."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getitem__(self, config):
+        return self
+
+    def __call__(self, *args):
+        if self.name == "step":
+            args[2][...] = 7.0
+            raise RuntimeError("launch failed\nsecond line")
+
+
+class _BrokenKernels:
+    ROW_THREADS = 16
+
+    def __getattr__(self, name):
+        return _Launcher(name)
+
+
+def test_a_failing_whole_epoch_path_restores_the_epoch_and_falls_back_to_minibatches(monkeypatch):
+    """A launch error in the middle of an epoch: memories and velocity as before it, one warning, then the
+    three kernels per minibatch (not the reference path)."""
+    from damlite.gpu_fit import FusedFit
+
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": _BrokenKernels()})
+    monkeypatch.setattr(gpu_kernels, "kernel_args", lambda *arrays: arrays)
+    monkeypatch.setattr(gpu_kernels, "status", lambda: ("numba-cuda fused kernels, whole epochs" if
+                                                          not gpu_kernels._state["fit_failed"] else "numba-cuda per minibatch"))
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # NumPy arrays stand for device arrays
+    monkeypatch.delenv("DAMLITE_GPU_KERNELS", raising=False)
+    mem, X, T, cols, b_in, b_out, lr = _classifier_problem("normalized", "float64")
+    memories, velocity = mem.copy(), np.full_like(mem, 0.25)
+    F = make_interaction("rectified_polynomial", 3)
+    fit = FusedFit.create(np, memories, velocity, X, T, F, cols, None, b_in, b_out, 1, 10, 0.6, True, 1e-30, 2**30)
+    assert fit is not None
+    with pytest.warns(RuntimeWarning, match="whole-epoch GPU path failed .RuntimeError: launch failed.; "
+                                            "using the fused kernels per minibatch"):
+        assert fit.epoch(None, lr, np.ones(3, dtype=bool)) is None
+    np.testing.assert_array_equal(memories, mem)
+    np.testing.assert_array_equal(velocity, 0.25)
+    assert gpu_kernels._state["fit_failed"] == "RuntimeError: launch failed" and not gpu_kernels._state["failed"]
+    assert FusedFit.create(np, memories, velocity, X, T, F, cols, None, b_in, b_out, 1, 10, 0.6, True, 1e-30,
+                           2**30) is None
+
+
+def test_minibatch_setting_keeps_the_kernels_but_not_whole_epochs(monkeypatch):
+    monkeypatch.setenv("DAMLITE_GPU_KERNELS", "minibatch")
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": None})
+    assert not gpu_kernels.whole_epochs()
+    assert gpu_kernels.status().startswith("numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch")
+    assert gpu_kernels.available()
 
 
 @pytest.mark.gpu
@@ -244,7 +300,7 @@ def simulated_fit():
 def test_simulated_fit_matches_reference_training(simulated_fit, key):
     """Two epochs of 2 minibatches (15 and 10 rows): per-epoch losses, memories, frozen networks; and the
     loss and gradient of one minibatch against loss_and_gradient."""
-    assert simulated_fit["status"].startswith("numba-cuda fused kernels")  # no failure, no fallback
+    assert simulated_fit["status"].startswith("numba-cuda fused kernels, whole epochs")  # no failure, no fallback
     row = simulated_fit[key]
     tol = FIT_TOLERANCE[row["dtype"]]
     assert row["fused_epochs"] == 2 and row["reference_fused_epochs"] == 0, row
