@@ -151,37 +151,54 @@ class FusedFit:
         Returns ``(epoch_loss (G,), epoch_finite (G,) bool)`` on the device, or None after one
         warning if a launch failed; the memories and velocity are then as they were before the epoch.
         """
-        lib, buf, v, k = self.lib, self.buf, self.views, self.k
-        G, K, N, M, B = self.shape
-        kind, n, slope = self.code
-        momentum, floor = self.consts
+        lib = self.lib
         backup = (lib.array(self.memories, copy=True), lib.array(self.velocity, copy=True))
         try:
-            buf["lr"][...] = lib.asarray(np.asarray(lr, dtype=buf["lr"].dtype))
-            buf["order"][...] = lib.asarray(np.arange(B) if order is None else np.asarray(order, dtype=np.int64))
-            buf["finite"][...] = lib.asarray(finite).astype(np.int8)
-            buf["epoch_loss"][...] = 0
-            buf["epoch_ok"][...] = 1
-            for start in range(0, B, self.batch):
-                b = min(self.batch, B - start)
-                rows = self._rows(b)
-                xb, tb, d3, r3, xs, ts, lt, gs, part = rows["views"]
-                gpu_kernels.launch(k.gather, b * (N + M), v["probes"], v["targets"], v["order"], start, xb, tb,
-                                   v["bad"])
-                lib.matmul(rows["xb"], self.mem_flat.T, out=rows["d"])
-                gpu_kernels.launch(k.outputs, G * b * M, d3, v["zeta_t"], xs, ts, v["b_in"], v["b_out"], kind, n,
-                                   slope, self.two_m, lt, gs)
-                gpu_kernels.launch(k.rows, G * b * K, d3, v["zeta_t"], xs, gs, v["b_in"], kind, n, slope, r3)
-                gpu_kernels.launch(k.columns, G * rows["chunks"] * M * K, d3, v["zeta_t"], xs, gs, v["b_in"], kind,
-                                   n, slope, gpu_kernels.ROWS_PER_CHUNK, part)
-                lib.matmul(rows["r"].T, rows["xb"], out=self.grad_flat)
-                threads = self.row_threads or k.ROW_THREADS
-                k.finish[G * K, threads](v["grad"], part, v["colmap"], v["scale"], lt, v["loss"], v["bad"])
-                k.step[G * K, threads](v["grad"], v["velocity"], v["memories"], v["loss"], v["bad"],
-                                            v["finite"], v["lr"], momentum, floor, self.normalize, v["clampmask"],
-                                            v["norms"], v["epoch_loss"], v["epoch_ok"])
+            self.begin_epoch(order, lr, finite)
+            for start in range(0, self.shape[4], self.batch):
+                for _, launch in self.stages(start):
+                    launch()
         except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run
             self.memories[...], self.velocity[...] = backup
             gpu_kernels.fail(exc, whole_epochs=True)
             return None
-        return buf["epoch_loss"], buf["epoch_ok"] != 0
+        return self.buf["epoch_loss"], self.buf["epoch_ok"] != 0
+
+    def begin_epoch(self, order, lr, finite):
+        """Upload the epoch's order, learning rates and frozen networks; zero its loss (see :meth:`epoch`)."""
+        lib, buf = self.lib, self.buf
+        B = self.shape[4]
+        buf["lr"][...] = lib.asarray(np.asarray(lr, dtype=buf["lr"].dtype))
+        buf["order"][...] = lib.asarray(np.arange(B) if order is None else np.asarray(order, dtype=np.int64))
+        buf["finite"][...] = lib.asarray(finite).astype(np.int8)
+        buf["epoch_loss"][...] = 0
+        buf["epoch_ok"][...] = 1
+
+    def stages(self, start):
+        """The minibatch from row ``start`` of the epoch's order: its eight launches, as (name, function) pairs
+        in order (``bench/gpu_block_epoch.py profile`` times them one by one)."""
+        lib, v, k = self.lib, self.views, self.k
+        G, K, N, M, B = self.shape
+        kind, n, slope = self.code
+        momentum, floor = self.consts
+        b = min(self.batch, B - start)
+        rows = self._rows(b)
+        xb, tb, d3, r3, xs, ts, lt, gs, part = rows["views"]
+        threads = self.row_threads or k.ROW_THREADS
+        launch = gpu_kernels.launch
+        return (
+            ("gather", lambda: launch(k.gather, b * (N + M), v["probes"], v["targets"], v["order"], start, xb, tb,
+                                      v["bad"])),
+            ("similarities", lambda: lib.matmul(rows["xb"], self.mem_flat.T, out=rows["d"])),
+            ("outputs", lambda: launch(k.outputs, G * b * M, d3, v["zeta_t"], xs, ts, v["b_in"], v["b_out"], kind,
+                                       n, slope, self.two_m, lt, gs)),
+            ("rows", lambda: launch(k.rows, G * b * K, d3, v["zeta_t"], xs, gs, v["b_in"], kind, n, slope, r3)),
+            ("columns", lambda: launch(k.columns, G * rows["chunks"] * M * K, d3, v["zeta_t"], xs, gs, v["b_in"],
+                                       kind, n, slope, gpu_kernels.ROWS_PER_CHUNK, part)),
+            ("gradient", lambda: lib.matmul(rows["r"].T, rows["xb"], out=self.grad_flat)),
+            ("finish", lambda: k.finish[G * K, threads](v["grad"], part, v["colmap"], v["scale"], lt, v["loss"],
+                                                        v["bad"])),
+            ("step", lambda: k.step[G * K, threads](v["grad"], v["velocity"], v["memories"], v["loss"], v["bad"],
+                                                    v["finite"], v["lr"], momentum, floor, self.normalize,
+                                                    v["clampmask"], v["norms"], v["epoch_loss"], v["epoch_ok"])),
+        )

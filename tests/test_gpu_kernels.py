@@ -309,3 +309,31 @@ def test_simulated_fit_matches_reference_training(simulated_fit, key):
     assert row["failed_epoch"] == row["failed_epoch_ref"] == [-1, -1, 0], row
     assert row["step_loss"] <= tol and row["step_grad"] <= tol, row
     assert row["step_bad"] == [not ok for ok in row["step_ok_ref"]] == [False, False, True], row
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant,m,dtype", [("normalized", 30, "float64"), ("original", 1, "float32")])
+def test_cupy_fit_matches_reference_training(variant, m, dtype, monkeypatch):
+    """On a GPU: whole epochs (damlite.gpu_fit) against the reference loop, as in the simulator test."""
+    from damlite.backend import BackendUnavailableError, get_backend
+    from damlite.training import train_memories
+
+    try:
+        xp, _ = get_backend("cupy", announce=False)
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    mem, X, T, cols, b_in, b_out, lr = _classifier_problem(variant, dtype, B=120, K=16, D=30, M=10)
+    F = make_interaction("rectified_polynomial", 3)
+    opts = dict(beta_in=b_in, beta_out=b_out, learning_rate=lr, momentum=0.6, epochs=3, batch_size=50,
+                error_exponent=m, neurons=cols, clamp=slice(0, cols.start), random_state=5)
+    out = {}
+    for setting in ("reference", "auto"):
+        monkeypatch.setenv("DAMLITE_GPU_KERNELS", setting)
+        res = train_memories(xp.asarray(mem), xp.asarray(X), xp.asarray(T), F, **opts)
+        out[setting] = (xp.asnumpy(res.memories), res.loss, res.finite, res.failed_epoch)
+    assert gpu_kernels.whole_epochs(), gpu_kernels.status()
+    (mr, lr_, fr, er), (mg, lg, fg, eg) = out["reference"], out["auto"]
+    tol = max(FIT_TOLERANCE[dtype], 1e-10)  # cuBLAS may sum in another order than the batched products
+    assert fr.tolist() == fg.tolist() == [True, True, False] and er.tolist() == eg.tolist() == [-1, -1, 0]
+    assert np.max(np.abs(mg - mr)) <= tol * np.max(np.abs(mr))
+    np.testing.assert_allclose(lg[:, :2], lr_[:, :2], rtol=tol)
