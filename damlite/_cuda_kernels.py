@@ -150,7 +150,7 @@ def finish(grad, part, colmap, scale, loss_terms, loss, bad):
     evaluated neuron i (``colmap[j] = i``, -1 elsewhere); ``bad[g] = 1`` where an entry is
     not finite. The block of memory 0 also sums network g's loss terms into ``loss[g]``.
     """
-    G, K, N = grad.shape
+    _, K, N = grad.shape
     g = cuda.blockIdx.x // K
     k = cuda.blockIdx.x % K
     tid = cuda.threadIdx.x
@@ -192,7 +192,7 @@ def step(grad, velocity, memories, loss, bad, finite, lr, momentum, floor, norma
     ``epoch_loss[g]`` (when ok) and clears ``epoch_ok[g]`` (when not). Arithmetic in the
     arrays' dtype, in the reference path's order.
     """
-    G, K, N = grad.shape
+    _, K, N = grad.shape
     g = cuda.blockIdx.x // K
     k = cuda.blockIdx.x % K
     tid = cuda.threadIdx.x

@@ -114,8 +114,9 @@ class FusedFit:
         b = min(batch, probes.shape[0])
         if not isinstance(cols, slice) or code is None or targets.shape != (probes.shape[0], M):
             return None
-        if (2 * G * b * K + G * K * N) * itemsize_of(memories.dtype) > memory_budget:
-            return None
+        chunks = -(-b // gpu_kernels.ROWS_PER_CHUNK)
+        if (2 * G * b * K + G * K * N + G * chunks * M * K + 2 * G * b * M) * itemsize_of(memories.dtype) > memory_budget:
+            return None  # the buffers of d, r, the gradient, the columns' partial sums and the outputs
         if not _all_bipolar(probes[:, cols]):
             return None
         dev = getattr(memories, "device", None)
