@@ -1,6 +1,6 @@
 """A training fit's minibatches on the GPU in eight launches each, with no host synchronisation.
 
-:func:`damlite.training.train_memories` hands an epoch to :meth:`FusedFit.epoch` when
+:func:`damlite.training.train_memories` hands an epoch to :meth:`~damlite.gpu_fit.FusedFit.epoch` when
 the memories are CuPy arrays, the fused kernels are on (:mod:`damlite.gpu_kernels`),
 the minibatches are shared by the G networks and the evaluated neurons are ±1 in every
 probe (checked once per fit). Per minibatch of b rows, on buffers allocated once per fit
@@ -18,6 +18,9 @@ probe (checked once per fit). Per minibatch of b rows, on buffers allocated once
 The epoch's loss and finiteness stay on the device; the caller reads them once per
 epoch. Results equal the reference path's up to rounding (the sums run in another
 order); the tests compare them under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``).
+``DAMLITE_GPU_KERNELS=minibatch`` (or ``reference``) turns this path off; a launch that
+fails restores the epoch's start, warns once and leaves the rest of the fit to the loop
+of :mod:`damlite.training` (see :func:`damlite.gpu_kernels.fail`).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ __all__ = ["FusedFit"]
 
 
 def _module(xp):
-    """The array library itself (CuPy or NumPy): ``take`` and ``matmul`` with ``out=``."""
+    """The array library itself (CuPy, or NumPy under the simulator): ``matmul`` with ``out=``, buffers."""
     if is_cupy_namespace(xp):
         import cupy  # noqa: PLC0415
 
@@ -93,7 +96,7 @@ class FusedFit:
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
                error_exponent, batch, momentum, normalize, floor, memory_budget):
-        """A :class:`FusedFit`, or None: not CuPy (nor the simulator), whole epochs off (see
+        """A :class:`~damlite.gpu_fit.FusedFit`, or None: not CuPy (nor the simulator), whole epochs off (see
         :func:`damlite.gpu_kernels.whole_epochs`), probes per network,
         evaluated neurons not a slice or not ±1, a non-built-in interaction, or buffers over ``memory_budget``.
 

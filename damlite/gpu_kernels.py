@@ -116,7 +116,7 @@ def _build():
 
 
 def kernels():
-    """The module of numba-cuda kernels (:mod:`damlite._cuda_kernels`), imported once."""
+    """The module of numba-cuda kernels (``damlite._cuda_kernels``), imported once."""
     if _state["kernels"] is None:
         _state["kernels"] = _build()
     return _state["kernels"]
