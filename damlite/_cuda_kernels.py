@@ -29,6 +29,18 @@ def _cell(d, inner):
 
 
 @cuda.jit(device=True)
+def _smaller(a, b):
+    """min(a, b) for numbers of any two types (plain comparisons; no NaN arrives here)."""
+    return a if a <= b else b
+
+
+@cuda.jit(device=True)
+def _larger(a, b):
+    """max(a, b), as :func:`_smaller`."""
+    return a if a >= b else b
+
+
+@cuda.jit(device=True)
 def _net(arr, g):
     """Network g's index into a per-network (first axis G) or shared (first axis 1) array."""
     return g if arr.shape[0] > 1 else 0
@@ -94,7 +106,7 @@ def columns(d, zeta, xs, gs, b_in, kind, n, slope, rows_per_chunk, part):
     k = t % K
     row = _net(xs, g)
     acc = 0.0
-    for b in range(c * rows_per_chunk, min(B, (c + 1) * rows_per_chunk)):
+    for b in range(c * rows_per_chunk, _smaller(B, (c + 1) * rows_per_chunk)):
         _, dfo = _other(b_in[g], d[g, b, k], zeta[g, i, k], xs[row, b, i], kind, n, slope)
         acc += gs[g, b, i] * dfo
     part[g, c, i, k] = 2.0 * acc
@@ -132,7 +144,7 @@ def _block_reduce(shared, value, use_max):
     while half > 0:
         if tid < half:
             if use_max:
-                shared[tid] = max(shared[tid], shared[tid + half])
+                shared[tid] = _larger(shared[tid], shared[tid + half])
             else:
                 shared[tid] += shared[tid + half]
         cuda.syncthreads()
@@ -204,7 +216,7 @@ def step(grad, velocity, memories, loss, bad, finite, lr, momentum, floor, norma
         else:
             v = momentum * velocity[g, k, j]
         velocity[g, k, j] = v
-        largest = max(largest, abs(v))
+        largest = _larger(largest, abs(v))
     shared = cuda.shared.array(ROW_THREADS, dtype=float64)
     largest = _block_reduce(shared, largest, True)
     if tid == 0:
@@ -218,7 +230,7 @@ def step(grad, velocity, memories, loss, bad, finite, lr, momentum, floor, norma
             v = v / denom
         new = memories[g, k, j] + rate * v
         if clamp[j]:
-            new = min(max(new, -1.0), 1.0)
+            new = _smaller(_larger(new, -1.0), 1.0)
         memories[g, k, j] = new
     if k == 0 and tid == 0:
         if ok:

@@ -180,6 +180,58 @@ def test_minibatch_setting_keeps_the_kernels_but_not_whole_epochs(monkeypatch):
     assert gpu_kernels.available()
 
 
+def test_kernels_compile_to_ptx_for_an_h100():
+    """Every kernel through numba's CUDA type inference and NVVM, float32 and float64, for compute capability
+    9.0, without a GPU (the simulator runs the kernels as Python and checks no types). Skipped where NVVM
+    is missing."""
+    import types as pytypes
+
+    from damlite.gpu_kernels import _import_cuda
+
+    try:
+        cuda = _import_cuda()
+        import numba.cuda.dispatcher as dispatcher
+        from numba import types as T
+
+        from damlite import _cuda_kernels as k
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"numba.cuda does not import: {exc}")
+    if not hasattr(dispatcher, "get_current_device"):
+        pytest.skip("this numba.cuda compiles device functions differently")
+    mp = pytest.MonkeyPatch()
+    # device functions ask the current device for its compute capability: say an H100's
+    mp.setattr(dispatcher, "get_current_device", lambda: pytypes.SimpleNamespace(compute_capability=(9, 0)))
+    f64, i64, i8 = T.float64, T.int64, T.int8
+
+    def a(dt, nd):
+        return T.Array(dt, nd, "A")
+
+    try:
+        try:
+            cuda.compile_ptx(k.gather.py_func, (a(f64, 2), a(f64, 2), a(i64, 1), i64, a(f64, 2), a(f64, 2),
+                                                a(i8, 1)), cc=(9, 0))
+        except Exception as exc:  # noqa: BLE001
+            if "NVVM" in type(exc).__name__ + str(exc) or "CudaSupportError" in type(exc).__name__:
+                pytest.skip(f"no NVVM here: {type(exc).__name__}")
+            raise
+        for dt in (T.float32, T.float64):
+            v = lambda nd: a(dt, nd)  # noqa: E731
+            sigs = {
+                "gather": (v(2), v(2), a(i64, 1), i64, v(2), v(2), a(i8, 1)),
+                "outputs": (v(3), v(3), v(3), v(3), v(1), v(1), i64, i64, f64, i64, v(3), v(3)),
+                "rows": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, v(3)),
+                "columns": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, i64, v(4)),
+                "finish": (v(3), v(4), a(i64, 1), v(1), v(3), v(1), a(i8, 1)),
+                "step": (v(3), v(3), v(3), v(1), a(i8, 1), a(i8, 1), v(1), dt, dt, T.boolean, a(i8, 1), v(2), v(1),
+                         a(i8, 1)),
+            }
+            for name, sig in sigs.items():
+                ptx, _ = cuda.compile_ptx(getattr(k, name).py_func, sig, cc=(9, 0))
+                assert ".entry" in ptx, (name, dt)
+    finally:
+        mp.undo()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,n,kw", CASES)
 def test_cupy_kernels_match_reference(name, n, kw, monkeypatch):
