@@ -337,9 +337,9 @@ def table(result):
         sp = ratios["float32_speedup_over_float64_normalized"]
         target = result["targets"][f"float64 epoch / products, {t} thread{'s' if t > 1 else ''}"] if t <= 2 else None
         got = ratios["float64_original_epoch_over_products"]
-        lines += ["", f"Targets: float64 epoch / products {got:.2f}"
+        lines += ["", f"Targets: float64 epoch / products {got:.3f}"
                   + (f" (target ≤ {target}: {'met' if got <= target else 'missed'})" if target else "")
-                  + f"; float32 {sp:.2f}× faster than float64, normalized (target ≥ 1.7: "
+                  + f"; float32 {sp:.3f}× faster than float64, normalized (target ≥ 1.7: "
                   f"{'met' if sp >= 1.7 else 'missed'}); setup of a fit (medians): "
                   + ", ".join(f"{k.replace('estimator_', '')} {v:.2f} s" for k, v in run["setup_seconds_median"].items()
                               if k.startswith("estimator_float")), ""]
