@@ -1,12 +1,14 @@
 #!/usr/bin/env python
 """Krotov & Hopfield's MNIST configuration on the CPU: an epoch against its matrix products and the peers.
 
-    python bench/cpu_epoch.py                        # threads 1 and 2, ~10 min on a busy 2-core machine
-    python bench/cpu_epoch.py --threads 1 --rounds 1 --epochs 1 --no-peers   # a smoke run
+    python bench/cpu_epoch.py --threads 1,2 --out bench/results/cpu-epoch-<date>.json   # the issue-20 record
+    python bench/cpu_epoch.py --threads 1 --rounds 1 --epochs 1 --no-peers             # a smoke run
+    python bench/cpu_epoch.py --readme bench/results/cpu-epoch-<date>.json             # README table from a record
 
 For each thread count a fresh process (BLAS, numba and torch threads set through
 OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and NUMBA_NUM_THREADS before
-anything loads) times, round robin over ``--rounds`` rounds, on all 60 000 MNIST digits:
+anything loads) times the contenders round robin, ``--rounds`` rounds (a load spike
+hits every contender of its round alike; medians over rounds), on all 60 000 digits:
 
 * ``estimator_*``: :class:`damlite.DenseAssociativeMemory` ``fit(X, y)`` with Krotov's
   settings (K = 100, rectified n = 20, m = 30, T = 540, lr 4e-2 x 0.998, momentum 0.6,
@@ -15,17 +17,23 @@ anything loads) times, round robin over ``--rounds`` rounds, on all 60 000 MNIST
   NumPy path (``DAMLITE_CPU_KERNELS=numpy``, the reference). The per-epoch cost is
   (fit of 1 + E epochs - fit of 1 epoch) / E, so setup is excluded; ``setup`` is what
   remains of the one-epoch fit. Test accuracy after the 1 + E epochs of the last round.
+* ``train_memories_float64_original``: :func:`damlite.training.train_memories` on the same
+  problem (what the book's Krotov run calls), per epoch as above.
 * ``products_*``: the two matrix products per minibatch that any implementation does,
   X_b Z^T (1000 x 794 x 100) and r^T X_b (100 x 1000 x 794), for the 60 minibatches.
 * ``krotov_notebook``: the training loop of Krotov & Hopfield's notebook
   (bench/peers/krotov_notebook.py, only its data loading adapted), one epoch per round,
   continuing; test accuracy after all rounds.
-* ``torch_author``: the paper author's PyTorch trainer, when torch is installed
-  (see bench/README.md; not timed when it is missing).
+* ``author_torch`` and ``estimator_author_setup``: the paper author's PyTorch trainer on
+  his MNIST example (bench/peers/author_torch.py; needs torch and a checkout of his
+  repository, ``--author-repo``) and damlite's estimator set up the same way; skipped,
+  with the reason in the record, when either is missing.
 
 Clock: process CPU time on one thread (the machine is shared; CPU time is disturbed far
-less than wall time), wall time on more threads (CPU time would add the threads up);
-both are stored. Results: ``bench/results/cpu-epoch-<date>.json`` (or ``--out``).
+less than wall time), wall time on more threads (CPU time would add the threads up).
+The record holds the load average before each round and after the last, the thread
+settings, the machine and the versions (provenance). Results: ``--out`` (default
+``bench/results/cpu-epoch-<date>.json``).
 """
 from __future__ import annotations
 
@@ -84,6 +92,35 @@ def _fit_seconds(data, dtype, variant, epochs, clock, engine="auto"):
             os.environ["DAMLITE_CPU_KERNELS"] = old
 
 
+def _train_memories_problem(data, seed=0):
+    """Krotov's problem as train_memories takes it: probes (X, -1 labels), bipolar one-hot targets, N(-0.3, 0.3)."""
+    import numpy as np  # noqa: PLC0415
+
+    from damlite.interactions import RectifiedPolynomial  # noqa: PLC0415
+
+    X = np.ascontiguousarray(np.concatenate([data.X_train, -np.ones((len(data.X_train), 10))], axis=1))
+    T = -np.ones((len(X), 10))
+    T[np.arange(len(X)), np.asarray(data.y_train)] = 1.0
+    Z = np.random.default_rng(seed).normal(KROTOV["mean"], KROTOV["std"], (1, KROTOV["K"], X.shape[1]))
+    return dict(memories=Z, probes=X, targets=T, interaction=RectifiedPolynomial(KROTOV["n"]),
+                beta_in=1.0, beta_out=KROTOV["T"] ** -KROTOV["n"], learning_rate=KROTOV["lr"],
+                lr_decay=KROTOV["decay"], momentum=KROTOV["momentum"], batch_size=KROTOV["batch"],
+                error_exponent=KROTOV["m"], neurons=slice(784, 794), clamp=slice(0, 784), random_state=seed)
+
+
+def _author_estimator(epochs, seed=0):
+    """damlite's estimator in the author's MNIST example's setup (bench/peers/author_torch.py)."""
+    from author_torch import SETTINGS as S  # noqa: PLC0415
+
+    from damlite import DenseAssociativeMemory  # noqa: PLC0415
+
+    return DenseAssociativeMemory(
+        n_memories=S["K"], interaction="leaky_rectified_polynomial", n=S["n"], epsilon=0.01, leak="code",
+        error_exponent=1, temperature=S["T"], variant="normalized", init="normal", init_mean=0.0, init_std=0.1,
+        backend="numpy", dtype="float64", random_state=seed, epochs=epochs, learning_rate=S["lr"],
+        lr_decay=S["decay"], momentum=S["momentum"], batch_size=S["batch"], clamp=True)
+
+
 def worker(args):
     import numpy as np  # noqa: PLC0415
 
@@ -92,27 +129,35 @@ def worker(args):
     from damlite import cpu_kernels  # noqa: PLC0415
     from damlite.datasets import load_mnist  # noqa: PLC0415
     from damlite.experiments import provenance  # noqa: PLC0415
+    from damlite.training import train_memories  # noqa: PLC0415
 
     threads = args.threads_one
     clock = _clock(threads)
     data = load_mnist(source="full", data_dir=args.data_dir, validation_size=0, dtype="float64")
     E = args.epochs
-    times = {}
-    setups = {}
-    accuracy = {}
+    times, setups, accuracy, loads = {}, {}, {}, []
 
     def record(name, seconds):
         times.setdefault(name, []).append(seconds)
+
+    def per_epoch(name, fit, last):
+        """fit(epochs) -> (seconds, score()); per-epoch cost by differencing, setup = the rest of one epoch."""
+        t1, _ = fit(1)
+        t2, score = fit(1 + E)
+        record(name, (t2 - t1) / E)
+        setups.setdefault(name, []).append(t1 - (t2 - t1) / E)
+        if last:
+            accuracy[name] = {"epochs": 1 + E, "test_accuracy": score()}
 
     estimators = {"estimator_float64_original": ("float64", "original", "auto"),
                   "estimator_float64_normalized": ("float64", "normalized", "auto"),
                   "estimator_float32_normalized": ("float32", "normalized", "auto"),
                   "estimator_float64_original_numpy_path": ("float64", "original", "numpy")}
-    X64 = np.ascontiguousarray(np.concatenate([data.X_train, -np.ones((len(data.X_train), 10))], axis=1))
+    problem = _train_memories_problem(data)
     rng = np.random.default_rng(0)
 
     def products(dtype):
-        X = X64.astype(dtype)
+        X = problem["probes"].astype(dtype)
         Z = rng.normal(-0.3, 0.3, (KROTOV["K"], X.shape[1])).astype(dtype)
         batch = KROTOV["batch"]
 
@@ -125,35 +170,69 @@ def worker(args):
             return clock() - start
         return run
 
+    def fit_estimator(dtype, variant, engine):
+        def fit(epochs):
+            seconds, est = _fit_seconds(data, dtype, variant, epochs, clock, engine)
+            return seconds, lambda: est.score(data.X_test, data.y_test)
+        return fit
+
+    def fit_train_memories(epochs):
+        start = clock()
+        train_memories(**problem, epochs=epochs)
+        return clock() - start, lambda: None
+
     prod = {"products_float64": products(np.float64), "products_float32": products(np.float32)}
-    peers = {}
-    if not args.no_peers:
+    peers, skipped = {}, {}
+    author_data = None
+    if args.no_peers:
+        skipped = {"krotov_notebook": "--no-peers", "author_torch": "--no-peers"}
+    else:
+        import author_torch  # noqa: PLC0415
         import krotov_notebook as kn  # noqa: PLC0415
 
-        state = kn.KrotovNotebook(data.X_train, data.y_train, data.X_test, data.y_test, seed=0)
-        peers["krotov_notebook"] = state
+        peers["krotov_notebook"] = kn.KrotovNotebook(data.X_train, data.y_train, data.X_test, data.y_test, seed=0)
+        repo = author_torch.find_repo(args.author_repo)
+        if _no_torch():
+            skipped["author_torch"] = "torch is not installed"
+        elif repo is None:
+            skipped["author_torch"] = "no checkout of hmcalister/Hopfield-Network-PyTorch (--author-repo)"
+        else:
+            import torch  # noqa: PLC0415
+
+            torch.set_num_threads(threads)
+            peers["author_torch"] = author_torch.AuthorTorch(repo, data.X_train, data.y_train, data.X_test,
+                                                             data.y_test, seed=0)
+            n = author_torch.SETTINGS["items"]
+            author_data = (author_torch.bipolar_pixels(data.X_train[:n]), np.asarray(data.y_train[:n]),
+                           author_torch.bipolar_pixels(data.X_test), np.asarray(data.y_test))
+
+    def fit_author_setup(epochs):
+        est = _author_estimator(epochs)
+        start = clock()
+        est.fit(author_data[0], author_data[1])
+        return clock() - start, lambda: est.score(author_data[2], author_data[3])
+
     for fn in prod.values():  # warm up: compile the kernels (cached after the first run), fault the pages in
         fn()
     _fit_seconds(_Small(data), "float64", "original", 1, clock)
     _fit_seconds(_Small(data), "float32", "normalized", 1, clock)
     for r in range(args.rounds):
+        last = r == args.rounds - 1
+        loads.append(list(os.getloadavg()))
         for name, (dtype, variant, engine) in estimators.items():
-            t1, _ = _fit_seconds(data, dtype, variant, 1, clock, engine)
-            t2, est = _fit_seconds(data, dtype, variant, 1 + E, clock, engine)
-            per_epoch = (t2 - t1) / E
-            record(name, per_epoch)
-            setups.setdefault(name, []).append(t1 - per_epoch)
-            if r == args.rounds - 1:
-                accuracy[name] = {"epochs": 1 + E, "test_accuracy": est.score(data.X_test, data.y_test)}
+            per_epoch(name, fit_estimator(dtype, variant, engine), last)
+        per_epoch("train_memories_float64_original", fit_train_memories, False)
+        if author_data is not None:
+            per_epoch("estimator_author_setup", fit_author_setup, last)
         for name, fn in prod.items():
             record(name, fn())
         for name, peer in peers.items():
             start = clock()
             peer.epoch()
             record(name, clock() - start)
-            if r == args.rounds - 1:
+            if last:
                 accuracy[name] = {"epochs": peer.epochs_done, "test_accuracy": peer.test_accuracy()}
-        print(f"threads={threads} round {r + 1}/{args.rounds}: "
+        print(f"threads={threads} round {r + 1}/{args.rounds} (load {loads[-1][0]:.1f}): "
               + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), file=sys.stderr, flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {
@@ -162,23 +241,28 @@ def worker(args):
         "float32_epoch_over_products": med["estimator_float32_normalized"] / med["products_float32"],
         "float32_speedup_over_float64_normalized": med["estimator_float64_normalized"]
         / med["estimator_float32_normalized"],
+        "estimator_over_train_memories": med["estimator_float64_original"] / med["train_memories_float64_original"],
+        "train_memories_over_products": med["train_memories_float64_original"] / med["products_float64"],
         "numpy_path_over_kernels": med["estimator_float64_original_numpy_path"] / med["estimator_float64_original"],
     }
     if "krotov_notebook" in med:
         ratios["krotov_notebook_over_estimator"] = med["krotov_notebook"] / med["estimator_float64_original"]
+    if "author_torch" in med:
+        ratios["author_torch_over_estimator_author_setup"] = med["author_torch"] / med["estimator_author_setup"]
     return {
         "threads": threads,
         "clock": "process CPU time" if threads == 1 else "wall time",
         "env": {k: os.environ.get(k) for k in THREAD_VARS},
         "cpu_kernels": cpu_kernels.description(),
+        "load_average_before_rounds": loads,
         "load_average_after": list(os.getloadavg()),
         "median_seconds_per_epoch": med,
         "all_seconds": times,
         "setup_seconds_median": {k: statistics.median(v) for k, v in setups.items()},
         "accuracy": accuracy,
         "ratios": ratios,
+        "skipped": skipped,
         "provenance": provenance("numpy"),
-        "torch_author": "not run: torch is not installed" if _no_torch() else "not run: see bench/README.md",
     }
 
 
@@ -189,6 +273,17 @@ class _Small:
         self.X_train, self.y_train = data.X_train[:2000], data.y_train[:2000]
 
 
+def _cpu_model():
+    """The CPU's model name (Linux: /proc/cpuinfo), else what platform knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def _no_torch():
     try:
         import torch  # noqa: F401, PLC0415
@@ -197,17 +292,90 @@ def _no_torch():
     return False
 
 
+ROWS = [  # (label, contender, what to put beside the time)
+    ("the two matrix products per minibatch, float64", "products_float64", None),
+    ("the two matrix products per minibatch, float32", "products_float32", None),
+    ("estimator `fit`, float64, original network (T = 540)", "estimator_float64_original",
+     "float64_original_epoch_over_products"),
+    ("estimator `fit`, float64, normalized network", "estimator_float64_normalized",
+     "float64_normalized_epoch_over_products"),
+    ("estimator `fit`, float32, normalized network", "estimator_float32_normalized", "float32_epoch_over_products"),
+    ("`train_memories`, float64, original network", "train_memories_float64_original", "train_memories_over_products"),
+    ("estimator `fit`, float64, NumPy path (`DAMLITE_CPU_KERNELS=numpy`)", "estimator_float64_original_numpy_path",
+     "numpy_path_over_kernels"),
+    ("Krotov & Hopfield's notebook code (`bench/peers/krotov_notebook.py`)", "krotov_notebook",
+     "krotov_notebook_over_estimator"),
+    ("the author's PyTorch trainer, his MNIST example (`bench/peers/author_torch.py`)", "author_torch",
+     "author_torch_over_estimator_author_setup"),
+    ("estimator `fit` in the author's example setup", "estimator_author_setup", None),
+]
+RATIO_WORDS = {"numpy_path_over_kernels": "× the kernels", "krotov_notebook_over_estimator": "× damlite's float64",
+               "author_torch_over_estimator_author_setup": "× damlite in his setup"}
+BEGIN, END = "<!-- cpu-epoch table: begin (python bench/cpu_epoch.py --readme RESULT.json) -->", \
+    "<!-- cpu-epoch table: end -->"
+
+
+def table(result):
+    """Markdown: one table per thread count (seconds per epoch, ratio, accuracy), then the targets' verdicts."""
+    lines = []
+    for run in result["runs"]:
+        t, med, ratios, acc = run["threads"], run["median_seconds_per_epoch"], run["ratios"], run["accuracy"]
+        loads = [la[0] for la in run["load_average_before_rounds"]] + [run["load_average_after"][0]]
+        lines += [f"**{t} thread{'s' if t > 1 else ''}** ({run['clock']}; {run['cpu_kernels']}; 1-minute load "
+                  f"average {min(loads):.1f}–{max(loads):.1f} during the run)", "",
+                  "| contender | seconds per epoch (median) | ratio | test accuracy (epochs) |", "|---|---|---|---|"]
+        for label, key, ratio in ROWS:
+            if key not in med:
+                why = run.get("skipped", {}).get(key)
+                if why:
+                    lines.append(f"| {label} | not run: {why} | — | — |")
+                continue
+            r = f"{ratios[ratio]:.2f}{RATIO_WORDS.get(ratio, '× the products')}" if ratio in ratios else "—"
+            a = acc.get(key)
+            a = f"{a['test_accuracy']:.4f} ({a['epochs']})" if a and a["test_accuracy"] is not None else "—"
+            lines.append(f"| {label} | {med[key]:.3f} | {r} | {a} |")
+        sp = ratios["float32_speedup_over_float64_normalized"]
+        target = result["targets"][f"float64 epoch / products, {t} thread{'s' if t > 1 else ''}"] if t <= 2 else None
+        got = ratios["float64_original_epoch_over_products"]
+        lines += ["", f"Targets: float64 epoch / products {got:.3f}"
+                  + (f" (target ≤ {target}: {'met' if got <= target else 'missed'})" if target else "")
+                  + f"; float32 {sp:.3f}× faster than float64, normalized (target ≥ 1.7: "
+                  f"{'met' if sp >= 1.7 else 'missed'}); setup of a fit (medians): "
+                  + ", ".join(f"{k.replace('estimator_', '')} {v:.2f} s" for k, v in run["setup_seconds_median"].items()
+                              if k.startswith("estimator_float")), ""]
+    lines.append(f"Record: {result.get('command', 'bench/cpu_epoch.py')}, {result['date']}, "
+                 f"{result['machine']['processor']} ({result['machine']['cpu_count']} cores).")
+    return "\n".join(lines)
+
+
+def write_readme(path_json, readme=HERE / "README.md"):
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{readme} has no {BEGIN} ... {END} block")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    body = table(json.loads(Path(path_json).read_text()))
+    readme.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
+    print(f"wrote the table of {path_json} into {readme}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--threads", default="1,2", help="comma-separated thread counts, one process each")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--epochs", type=int, default=2, help="E: epochs timed per fit (after one untimed)")
     p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--author-repo", default=os.environ.get("DAMLITE_AUTHOR_REPO"),
+                   help="a checkout of hmcalister/Hopfield-Network-PyTorch (its package is imported from there)")
+    p.add_argument("--readme", metavar="JSON", help="write the README's table from this record, then stop")
     p.add_argument("--data-dir", default=os.environ.get("DAMLITE_DATA_DIR") or str(REPO.parent / "shared" / "data"
                                                                                     / "mnist"))
     p.add_argument("--out", default=None)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.readme:
+        write_readme(args.readme)
+        return 0
     if args.worker:
         args.threads_one = int(args.threads)
         print(json.dumps(worker(args)))
@@ -218,14 +386,16 @@ def main(argv=None):
                                                                                                          "")]))
         env.update({k: str(t) for k in THREAD_VARS})
         cmd = [sys.executable, __file__, "--worker", "--threads", str(t), "--rounds", str(args.rounds), "--epochs",
-               str(args.epochs), "--data-dir", args.data_dir] + (["--no-peers"] if args.no_peers else [])
+               str(args.epochs), "--data-dir", args.data_dir] + (["--no-peers"] if args.no_peers else []) \
+            + (["--author-repo", args.author_repo] if args.author_repo else [])
         out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
         runs.append(json.loads(out.strip().splitlines()[-1]))
         print(json.dumps({"threads": t, "ratios": runs[-1]["ratios"], "accuracy": runs[-1]["accuracy"]}, indent=1))
     result = {
         "benchmark": "Krotov & Hopfield's MNIST configuration, full MNIST, per epoch (bench/cpu_epoch.py)",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+        "command": "python bench/cpu_epoch.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": {"processor": _cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "epochs_timed": args.epochs, "rounds": args.rounds,
         "targets": {"float64 epoch / products, 1 thread": 1.3, "float64 epoch / products, 2 threads": 1.5,

@@ -11,6 +11,7 @@ import math
 import numba
 import numpy as np
 
+from . import _scalar
 from .cpu_kernels import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED, _cache_ok
 
 prange = numba.prange
@@ -74,47 +75,35 @@ def _values(x, f, df, tmp, kind, n, nf, slope, zero, one, flush):
             df[k] = slope if v < zero else nf * low
 
 @njit(inline="always")
-def _sum_block(a, b, lo, n, zero):
+def _sum_block(a, b, lo, n, acc, zero):
     """sum_{k in [lo, lo+n)} (a[k] - b[k]) as NumPy's pairwise_sum sums a block of n <= 128:
-    8 running sums, combined pairwise, then the rest in order (vectorised)."""
+    8 running sums (in ``acc``), combined pairwise, then the rest in order."""
     if n < 8:
         s = zero
         for k in range(lo, lo + n):
             s += a[k] - b[k]
         return s
-    r0 = a[lo] - b[lo]
-    r1 = a[lo + 1] - b[lo + 1]
-    r2 = a[lo + 2] - b[lo + 2]
-    r3 = a[lo + 3] - b[lo + 3]
-    r4 = a[lo + 4] - b[lo + 4]
-    r5 = a[lo + 5] - b[lo + 5]
-    r6 = a[lo + 6] - b[lo + 6]
-    r7 = a[lo + 7] - b[lo + 7]
+    for j in range(8):
+        acc[j] = a[lo + j] - b[lo + j]
     stop = lo + n - n % 8
     for i in range(lo + 8, stop, 8):
-        r0 += a[i] - b[i]
-        r1 += a[i + 1] - b[i + 1]
-        r2 += a[i + 2] - b[i + 2]
-        r3 += a[i + 3] - b[i + 3]
-        r4 += a[i + 4] - b[i + 4]
-        r5 += a[i + 5] - b[i + 5]
-        r6 += a[i + 6] - b[i + 6]
-        r7 += a[i + 7] - b[i + 7]
-    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for j in range(8):
+            acc[j] += a[i + j] - b[i + j]
+    s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
     for i in range(stop, lo + n):
         s += a[i] - b[i]
     return s
 
 
 @njit(inline="always")
-def _sum_diff(a, b, zero):
+def _sum_diff(a, b, acc, zero):
     """sum_k (a[k] - b[k]) in a fixed order: blocks of 128 in order, each as :func:`_sum_block`."""
     K = a.shape[0]
     if K <= 128:
-        return _sum_block(a, b, 0, K, zero)
-    s = _sum_block(a, b, 0, 128, zero)
+        return _sum_block(a, b, 0, K, acc, zero)
+    s = _sum_block(a, b, 0, 128, acc, zero)
     for lo in range(128, K, 128):
-        s += _sum_block(a, b, lo, min(128, K - lo), zero)
+        s += _sum_block(a, b, lo, min(128, K - lo), acc, zero)
     return s
 
 
@@ -131,95 +120,95 @@ def _power_bits(r, n1, one, NB):
 
 
 @njit(inline="always")
-def _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB):
+def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB, fused):
     """One vectorised pass over the K memories for one neuron's flipped sign (see :func:`_flip`).
 
-    Branch-free in the interaction's kind (selects), ``NB`` a constant at each call
-    site, so that the loop body is straight-line code.
+    Branch-free in the interaction's kind (selects), ``NB`` and ``fused`` constants at
+    each call site, so that the loop body is straight-line code. ``fused``: return
+    sum_k [fu_k - F(o_k)] summed in the loop (vector lanes: the caller is compiled with
+    fastmath reassoc) and store only F'; else store oth, F and F' and return 0.
     """
     not_poly = kind != POLYNOMIAL
     rect = kind == RECTIFIED
     leaky = kind == LEAKY
+    s = zero
     for k in range(drow.shape[0]):
         o_raw = drow[k] - wi[k] * x
-        oth[k] = o_raw
         o = scale * o_raw
         r = zero if ((not_poly and o <= zero) or abs(o) < flush) else o
         low = _power_bits(r, n1, one, NB)
         below = leaky and o < zero
-        fo[k] = slope * o if below else low * r
+        f = slope * o if below else low * r
         dfo[k] = slope if below else (zero if (rect and o <= zero) else nf * low)
-    return _sum_diff(fu, fo, zero)
+        if fused:
+            s += fu[k] - f
+        else:
+            oth[k] = o_raw
+            fo[k] = f
+    return s
 
 
 @njit(inline="always")
-def _flip(drow, wi, x, scale, fu, oth, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush):
-    """sum_k [fu_k - F(scale (d_k - w_k x))], with oth = d - w x, fo = F(scale oth), dfo = F'(scale oth).
+def _flip(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush, fused):
+    """sum_k [fu_k - F(scale (d_k - w_k x))], with F'(scale (d_k - w_k x)) in ``dfo``; unless ``fused``,
+    also oth = d - w x and fo = F(scale oth), and the sum in :func:`_sum_diff`'s fixed order.
 
     One vectorised pass for the polynomial kinds with n <= 128 (the power unrolled
     to 5 or 7 squarings); otherwise (exponential, larger n) a pass per step
-    (:func:`_values`). The sum runs in :func:`_sum_diff`'s fixed order either way.
+    (:func:`_values`), summed in the fixed order. ``scratch`` (2, K) and ``acc`` (8,) are work space.
     """
     n1 = n - 1
-    if kind != EXPONENTIAL:
+    acc = scratch[0, :8]
+    if kind != EXPONENTIAL and n1 < 128:
         if n1 < 32:
-            return _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 5)
-        if n1 < 128:
-            return _flip_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 7)
+            s = _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 5, fused)
+        else:
+            s = _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 7, fused)
+        return s if fused else _sum_diff(fu, fo, acc, zero)
     for k in range(drow.shape[0]):
         oth[k] = drow[k] - wi[k] * x
-    return _flip_slow(oth, scale, fu, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+    return _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush)
 
 
 @njit
-def _flip_slow(oth, scale, fu, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush):
+def _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush):
     K = oth.shape[0]
-    arg = np.empty(K, oth.dtype)
+    arg, tmp = scratch[0, :K], scratch[1, :K]
     for k in range(K):
         arg[k] = scale * oth[k]
     _values(arg, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
-    return _sum_diff(fu, fo, zero)
+    return _sum_diff(fu, fo, scratch[0, :8], zero)
 
 
-@njit(inline="always")
-def _ipow(x, e, one):
-    """x**e for an integer e >= 0 by repeated squaring."""
-    result = one
-    while e:
-        if e & 1:
-            result *= x
-        e >>= 1
-        if e:
-            x *= x
-    return result
+_ipow = njit(inline="always")(_scalar.ipow)
 
-@njit
+
+@njit(fastmath={"reassoc"})
 def _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, bi, bo, consts, kind, n, two_m, want_grad, g, b0, b1, r, gp):
-    """Rows b0..b1 of network g: returns their loss; adds their gradient columns to ``gp`` (M, K), writes r."""
+    """Rows b0..b1 of network g: returns their loss; adds their gradient columns to ``gp`` (M, K), writes r.
+
+    Compiled with fastmath ``reassoc`` only (no assumption about NaN or inf): sums over
+    the memories run in vector lanes, in an order fixed by the compiled code, not by
+    the thread count.
+    """
     M, K = w.shape[1], w.shape[2]
     zero, one, two, nf, slope, tm, flush, err_flush, tiny = (consts[0], consts[1], consts[2], consts[3], consts[4],
                                                              consts[5], consts[6], consts[7], consts[8])
-    u = np.empty(K, d.dtype)
-    fu = np.empty(K, d.dtype)
-    dfu = np.empty(K, d.dtype)
-    other = np.empty(K, d.dtype)
-    fo = np.empty(K, d.dtype)
-    dfo = np.empty(K, d.dtype)
-    tmp = np.empty(K, d.dtype)
-    racc = np.empty(K, d.dtype)
-    zeros = np.zeros(K, d.dtype)
+    buf = np.zeros((8, max(K, 8)), d.dtype)  # work space: rows u, F(u), F'(u), F'(u'), r, zeros, scratch
+    u, fu, dfu, dfo, racc, zeros, scratch = buf[0, :K], buf[1, :K], buf[2, :K], buf[3, :K], buf[4, :K], buf[5, :K], \
+        buf[6:8]
     wg = w[g]
     total = zero
     for b in range(b0, b1):
         drow = d[g * d_g + b * d_b]
         rx = g * x_g + b * x_b
-        _flip(drow, zeros, zero, bi, zeros, u, fu, dfu, tmp, kind, n, nf, slope, zero, one, flush)  # F(b d), F'(b d)
+        _flip(drow, zeros, zero, bi, zeros, u, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)  # F, F'
         sgx = zero
         for k in range(K):
             racc[k] = zero
         for i in range(M):
             x = xs[rx, i]
-            acc = _flip(drow, wg[i], x, bi, fu, other, fo, dfo, tmp, kind, n, nf, slope, zero, one, flush)
+            acc = _flip(drow, wg[i], x, bi, fu, u, u, dfo, scratch, kind, n, nf, slope, zero, one, flush, True)
             cc = math.tanh(bo * x * acc)
             err = targets[rx, i] - cc
             if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
@@ -272,17 +261,13 @@ def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, ma
     """Relax state b of network g in place; returns (sweeps run, reached a fixed point, NaN seen)."""
     N, K = w.shape[1], w.shape[2]
     zero, one, nf, slope, flush = consts[0], consts[1], consts[3], consts[4], consts[5]
-    d = np.empty(K, w.dtype)
-    other = np.empty(K, w.dtype)
-    arg = np.empty(K, w.dtype)
-    f_ad = np.empty(K, w.dtype)
-    f_other = np.empty(K, w.dtype)
-    df = np.empty(K, w.dtype)
-    tmp = np.empty(K, w.dtype)
+    buf = np.empty((8, max(K, 8)), w.dtype)  # work space: rows d, d', a d, F(a d), F(a d'), F', scratch
+    d, other, arg, f_ad, f_other, df, scratch = buf[0, :K], buf[1, :K], buf[2, :K], buf[3, :K], buf[4, :K], \
+        buf[5, :K], buf[6:8]
     for k in range(K):
         d[k] = d0row[k]
         arg[k] = a * d[k]
-    _values(arg, f_ad, df, tmp, kind, n, nf, slope, zero, one, flush)
+    _values(arg, f_ad, df, scratch[0, :K], kind, n, nf, slope, zero, one, flush)
     nan_seen = False
     wg = w[g]
     st = states[g, b]
@@ -291,7 +276,8 @@ def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, ma
         for t in range(N):
             i = orders[g, s, t]
             x = st[i]
-            delta = x * _flip(d, wg[i], x, a, f_ad, other, f_other, df, tmp, kind, n, nf, slope, zero, one, flush)
+            delta = x * _flip(d, wg[i], x, a, f_ad, other, f_other, df, scratch, kind, n, nf, slope, zero, one, flush,
+                              False)
             if not math.isfinite(delta):
                 nan_seen = True
             if delta > zero:

@@ -42,7 +42,11 @@ numba's (``NUMBA_NUM_THREADS``, default all cores), or ``OMP_NUM_THREADS`` when 
 that is set; with neither, a multiprocessing worker (the sweep engine's ``--workers``)
 uses one thread. Rows are cut into chunks of fixed size (independent of the thread
 count), each chunk sums its own part of the gradient and the parts are added in chunk
-order: results are bitwise the same on any number of threads.
+order: results are bitwise the same on any number of threads. Within a row, the loss
+kernel sums F(u) - F(u') over the memories in the pass that computes them, in vector
+lanes (compiled with fastmath ``reassoc`` only: NaN and inf keep their meaning); that
+order is fixed by the compiled code, so it may differ between CPUs (vector widths) but
+not between runs or thread counts. Relaxation sums in NumPy's pairwise order.
 """
 from __future__ import annotations
 

@@ -62,18 +62,14 @@ def scalar_kernels(jit):
     :func:`damlite.cpu_kernels.interaction_code`: x**n (polynomial),
     max(x, 0)**n (rectified), x**n above 0 and slope x below (leaky), exp(x).
     """
+    from ._scalar import ipow  # noqa: PLC0415 - the square-and-multiply shared with the CPU kernels
     from .cpu_kernels import EXPONENTIAL, LEAKY, RECTIFIED  # noqa: PLC0415
+
+    ipow_dev = jit(ipow)
 
     @jit
     def power(base, e):
-        result = 1.0
-        while e:
-            if e & 1:
-                result *= base
-            e >>= 1
-            if e:
-                base *= base
-        return result
+        return ipow_dev(base, e, 1.0)
 
     @jit
     def f_and_df(x, kind, n, slope):

@@ -335,3 +335,37 @@ def test_numba_not_installed_is_silent_unless_asked_for(tmp_path, numpy_referenc
     out = _subprocess(_RUN_ALL, env={"DAMLITE_CPU_KERNELS": "numba"}, pythonpath=[tmp_path])
     got, warned = _parse(out)
     assert got["WARNINGS"] == "1" and "numba" in warned[0]
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 2e-3)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_krotov_classifier_problem_agrees_with_numpy_on_1_and_2_threads(monkeypatch, dtype, rtol, threads):
+    """The MNIST shape of the learning rule (continuous inputs, class neurons at -1, rectified n = 20, m = 30):
+    the fused pass (its sums in vector lanes) against the NumPy path, both dtypes, 1 and 2 threads."""
+    if threads > 1 and not _threads_available():
+        pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
+    rng = np.random.default_rng(7)
+    B, D, C, K = 150, 60, 6, 37  # K not a multiple of the vector width: the loop tails run too
+    X = np.concatenate([rng.uniform(-1, 1, (B, D)), -np.ones((B, C))], axis=1).astype(dtype)
+    T = -np.ones((B, C), dtype=dtype)
+    T[np.arange(B), rng.integers(0, C, B)] = 1
+    mem = rng.normal(0.05, 0.3, (1, K, D + C)).astype(dtype)
+    F = make_interaction("rectified_polynomial", 20)
+    b_in = 1.0 / (2.0 * D)
+    b_out = 50.0
+
+    def run():
+        return loss_and_gradient(mem, X, T, F, b_in, b_out, error_exponent=30, neurons=slice(D, D + C))
+
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numpy")
+    l0, g0, f0 = run()
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    cpu_kernels.set_num_threads(threads)
+    try:
+        l1, g1, f1 = run()
+    finally:
+        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+    assert l1.dtype == dtype and g1.dtype == dtype
+    assert np.all(f0) and np.all(f1) and np.abs(g0).max() > 0  # a problem with a gradient to compare
+    np.testing.assert_allclose(l1, l0, rtol=rtol)
+    np.testing.assert_allclose(g1, g0, rtol=rtol, atol=rtol * np.abs(g0).max())
