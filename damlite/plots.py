@@ -581,6 +581,21 @@ def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, titl
 INV_TEMPERATURE_LABELS = {"original": "$1/T$", "normalized": "$1/T'$"}
 
 
+def plain_log_labels(axis):
+    """Label a log ``axis`` (``ax.xaxis`` or ``ax.yaxis``) with plain numbers at 1, 2 and 5 times a
+    power of ten (every tick when the view spans under a decade), major and minor ticks alike:
+    under two decades matplotlib otherwise labels every minor tick as "3 x 10^-1"."""
+    from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
+
+    def one_two_five(v, _):
+        lo, hi = sorted(axis.get_view_interval())
+        mantissa = round(v / 10 ** np.floor(np.log10(v)), 6) if v > 0 else 0
+        return f"{v:g}" if mantissa in (1, 2, 5) or (lo > 0 and hi / lo < 10) else ""  # < 1 decade: all
+
+    axis.set_major_formatter(FuncFormatter(one_two_five))
+    axis.set_minor_formatter(FuncFormatter(one_two_five))
+
+
 def _range_bars(ax, ns, lo, hi, *, color, shift=0.0):
     """The range [lo, hi] at each n as a vertical bar with caps, shifted sideways by ``shift``
     (a fraction of the n axis' span) so that two networks' bars sit side by side instead of
@@ -708,7 +723,7 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
     axes[0].set(yscale="log", ylabel="$1/T'$ of the good cells\n(line: centre; bars: range)")
     axes[1].set(yscale="log", ylabel="learning rate of the\ngood cells (centre)", ylim=(1e-3, 1.5))
     axes[2].set(ylabel="fraction of the grid\nthat is good", ylim=(0, 1))
-    from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     for ax in axes:
         ax.set_xlabel("interaction vertex n", fontsize=10)
@@ -716,13 +731,8 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
         ax.yaxis.label.set_size(10)
         ax.tick_params(labelsize=9)
     lo, hi = axes[0].get_ylim()
-    if hi / lo < 100:  # under two decades matplotlib labels minor ticks "3 x 10^0": 1, 2, 5 only, plain
-        def one_two_five(v, _):
-            mantissa = round(v / 10 ** np.floor(np.log10(v)), 6) if v > 0 else 0
-            return f"{v:g}" if mantissa in (1, 2, 5) else ""
-
-        for fmt in (axes[0].yaxis.set_major_formatter, axes[0].yaxis.set_minor_formatter):
-            fmt(FuncFormatter(one_two_five))
+    if hi / lo < 100:  # under two decades matplotlib labels minor ticks "3 x 10^0"
+        plain_log_labels(axes[0].yaxis)
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9)
