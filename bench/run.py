@@ -234,6 +234,17 @@ def bench_relax(b, cfg, seed=0):
     return out
 
 
+def _epochs(train_epoch, memories, patterns, epochs, n, beta_in, beta_out, learning_rate):
+    """A run of ``epochs`` epochs of a baseline's ``train_epoch`` (autoassociative, rectified polynomial)."""
+    def run():
+        m, v = memories, None
+        for _ in range(epochs):
+            m, _, v = train_epoch(m, patterns, patterns, "rectified_polynomial", n, beta_in, beta_out,
+                                  learning_rate=learning_rate, velocity=v)
+        return m
+    return run
+
+
 def bench_epoch_autoassociative(b, cfg, seed=1):
     N, P, K, n, E = 100, 20, 100, 10, cfg["auto_epochs"]
     rng = np.random.default_rng(seed)
@@ -250,23 +261,9 @@ def bench_epoch_autoassociative(b, cfg, seed=1):
     if torch is not None:
         mem_t, pat_t = b.tt(mem0, np.float64), b.tt(patterns, np.float64)
 
-        def torch_run():
-            m, v = mem_t, None
-            for _ in range(E):
-                m, _, v = bl.torch_train_epoch(m, pat_t, pat_t, "rectified_polynomial", n, b_in, b_out,
-                                               learning_rate=lr, velocity=v)
-            return m
-
-        fns["torch"] = torch_run
+        fns["torch"] = _epochs(bl.torch_train_epoch, mem_t, pat_t, E, n, b_in, b_out, lr)
     if not b.is_cupy:
-        def neuronwise_run():
-            m, v = mem0, None
-            for _ in range(E):
-                m, _, v = bl.train_epoch_neuronwise(m, patterns, patterns, "rectified_polynomial", n, b_in, b_out,
-                                                    learning_rate=lr, velocity=v)
-            return m
-
-        fns["neuronwise"] = neuronwise_run
+        fns["neuronwise"] = _epochs(bl.train_epoch_neuronwise, mem0, patterns, E, n, b_in, b_out, lr)
     else:
         fns["damlite_numpy_cpu"] = lambda: train_memories(mem0[None], patterns, patterns, F, beta_in=b_in,
                                                           beta_out=b_out, learning_rate=lr, epochs=E).memories[0]

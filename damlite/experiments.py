@@ -1,6 +1,6 @@
 """The sweep engine: resumable, batched hyperparameter sweeps over any task.
 
-A *sweep* is a list of :class:`Block` s. A block is one task x network variant x
+A *sweep* is a list of :class:`~damlite.blocks.Block` s. A block is one task x network variant x
 interaction vertex n x grid (learning rate x inverse temperature) x dtype; all of
 its grid cells and repeats are trained together as ONE batch of G networks.
 This module knows no task: the tasks live in :mod:`damlite.tasks` (the paper's
@@ -10,7 +10,7 @@ Tasks
 -----
 A task is a function ``run_block(block, *, backend, dtype, memory_budget) ->
 list[dict]`` returning one record (a flat, JSON-serialisable dict) per grid cell
-x repeat, registered with :func:`register_task` together with its profiles
+x repeat, registered with :func:`~damlite.blocks.register_task` together with its profiles
 (functions ``profile() -> list[Block]``)::
 
     from damlite.experiments import Block, register_task
@@ -28,7 +28,7 @@ given ``block.seed``.
 
 Result files
 ------------
-:func:`run_sweep` appends one JSON line per finished block to
+(:mod:`damlite.resultfiles`) :func:`run_sweep` appends one JSON line per finished block to
 ``<out_dir>/<task>-<profile>.jsonl`` (one ``write``, fsync'd): the block, its
 records and provenance (damlite version, resolved git commit and whether the
 tree was dirty, backend, device, dtype, seed, date, wall time). Each line also names
@@ -36,7 +36,7 @@ the profile it was run for. The writer holds an exclusive lock
 (``<file>.lock``) for the whole sweep: a second sweep on the same file waits
 for it, says so, then skips what the first one finished. Only the writer,
 under that lock, repairs a line cut short (by a kill, say); readers
-(:func:`read_results`, :func:`load_records`, ``list``, ``summarize``) never
+(:func:`~damlite.resultfiles.read_results`, :func:`~damlite.resultfiles.load_records`, ``list``, ``summarize``) never
 modify a file, and count a line only when it is the complete line of a block
 of the file's task and profile (anything else is skipped with a warning naming
 its line number). Rerunning the same command after an interruption (SIGKILL
@@ -59,198 +59,38 @@ the error names the file.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as _dt
-import errno
 import functools
-import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 import threading
 import time
 import zlib
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+# Blocks, the task registry and result files have modules of their own; their names stay importable from here.
+from .blocks import (BASE_SEED, BUILTIN_TASKS, TASKS, Block, TaskSpec, get_task, profile_blocks,  # noqa: F401
+                     profile_name, register_task)
+from .resultfiles import (ResultFileError, _append_line, _check_path, _repair_tail, _WriterLock,  # noqa: F401
+                          check_out_dir, load_provenance, load_records, read_results, results_path)
+
 __all__ = [
-    "Block",
-    "TaskSpec",
-    "register_task",
-    "get_task",
-    "TASKS",
-    "profile_name",
-    "profile_blocks",
     "run_block",
     "run_sweep",
-    "load_records",
-    "results_path",
     "summarize",
     "heatmap_table",
     "good_region",
     "provenance",
     "git_state",
-    "read_results",
-    "load_provenance",
-    "ResultFileError",
+    "git_problem",
     "SweepFailed",
     "SweepInterrupted",
-    "git_problem",
-    "BUILTIN_TASKS",
 ]
-
-BASE_SEED = 20240712
-
-
-# --------------------------------------------------------------------------- blocks
-@dataclass(frozen=True)
-class Block:
-    """One unit of work: a whole grid x repeats for one (task, variant, n, grid, dtype).
-
-    ``inv_temperature`` is 1/T in the variant's own convention (beta_out = 1/T**n
-    for "original", beta_in = 1/(N T) for "normalized"); ``settings`` holds the
-    task's fixed choices as sorted (name, value) pairs (hashable, JSON-friendly).
-    """
-
-    task: str
-    variant: str
-    n: int
-    grid: str
-    inv_temperature: tuple
-    learning_rate: tuple
-    repeats: int
-    dtype: str = "float64"
-    settings: tuple = ()
-    base_seed: int = BASE_SEED
-
-    @property
-    def options(self) -> dict:
-        return dict(self.settings)
-
-    @property
-    def key(self) -> str:
-        """A stable identity: every field that changes the results."""
-        opts = ",".join(f"{k}={v}" for k, v in self.settings)
-        it = ",".join(f"{x:.6g}" for x in self.inv_temperature)
-        lr = ",".join(f"{x:.6g}" for x in self.learning_rate)
-        return (f"{self.task}|{self.variant}|n={self.n}|{self.grid}|{self.dtype}|r={self.repeats}|"
-                f"seed={self.base_seed}|{opts}|invT={it}|lr={lr}")
-
-    @property
-    def seed(self) -> np.random.SeedSequence:
-        """The block's own seed sequence, derived from the base seed and its key."""
-        return np.random.SeedSequence([self.base_seed, zlib.crc32(self.key.encode())])
-
-    @property
-    def n_cells(self) -> int:
-        return len(self.inv_temperature) * len(self.learning_rate)
-
-    @property
-    def n_networks(self) -> int:
-        """G = grid cells x repeats."""
-        return self.n_cells * self.repeats
-
-    @property
-    def label(self) -> str:
-        """A short name for messages: variant, n, grid and dtype (the key is the full identity)."""
-        return f"{self.variant} n={self.n} {self.grid} {self.dtype}"
-
-    def cells(self):
-        """(repeat, i_T, i_lr, 1/T, lr) for each network, repeat-major: network g."""
-        for r in range(self.repeats):
-            for i, it in enumerate(self.inv_temperature):
-                for j, lr in enumerate(self.learning_rate):
-                    yield r, i, j, float(it), float(lr)
-
-    def identity(self) -> dict:
-        """Fields copied into every record."""
-        return {"task": self.task, "variant": self.variant, "n": self.n, "grid": self.grid,
-                "dtype": self.dtype, **self.options}
-
-    def to_json(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["settings"] = [list(p) for p in self.settings]
-        d["inv_temperature"] = list(self.inv_temperature)
-        d["learning_rate"] = list(self.learning_rate)
-        return d
-
-    @classmethod
-    def from_json(cls, d) -> "Block":
-        d = dict(d)
-        d["settings"] = tuple(tuple(p) for p in d["settings"])
-        d["inv_temperature"] = tuple(d["inv_temperature"])
-        d["learning_rate"] = tuple(d["learning_rate"])
-        return cls(**d)
-
-
-# --------------------------------------------------------------------------- registry
-@dataclass
-class TaskSpec:
-    """A registered task: how to run one block, and its named profiles."""
-
-    name: str
-    run_block: Callable
-    profiles: dict = field(default_factory=dict)
-    metric: str = "distance"
-    lower_is_better: bool = True
-
-
-TASKS: dict[str, TaskSpec] = {}
-
-#: The tasks that ship with damlite, imported (and so registered) on first use.
-BUILTIN_TASKS = {"autoassociative": "damlite.tasks.autoassociative", "mnist": "damlite.tasks.mnist"}
-
-
-def register_task(name, run_block, *, profiles=None, metric="distance", lower_is_better=True):
-    """Register ``run_block(block, *, backend, dtype, memory_budget) -> list[dict]`` as task ``name``.
-
-    ``profiles`` maps a profile name ("quick", "full", ...) to a function
-    returning the list of :class:`Block` s of that profile; ``metric`` names the
-    record field the summaries optimise (``lower_is_better`` says which way).
-    """
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\|"):
-        raise ValueError(f"task name must be a non-empty string without '/', '\\\\' or '|', got {name!r}")
-    if not callable(run_block):
-        raise ValueError(f"run_block must be callable, got {run_block!r}")
-    TASKS[name] = TaskSpec(name, run_block, dict(profiles or {}), metric, lower_is_better)
-    return TASKS[name]
-
-
-def get_task(name) -> TaskSpec:
-    """The registered task ``name`` (a built-in task is imported on first use)."""
-    if name not in TASKS and name in BUILTIN_TASKS:
-        import importlib  # noqa: PLC0415
-
-        importlib.import_module(BUILTIN_TASKS[name])
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; registered: {sorted({*TASKS, *BUILTIN_TASKS})}")
-    return TASKS[name]
-
-
-def profile_name(profile=None) -> str:
-    """The profile to run: ``profile``, else $DAMLITE_PROFILE, else "full" on a GPU, "quick" on a CPU."""
-    if profile:
-        return profile
-    env = os.environ.get("DAMLITE_PROFILE", "").strip().lower()
-    if env:
-        return env
-    from .backend import backend_info  # noqa: PLC0415
-
-    return "full" if backend_info().name == "cupy" else "quick"
-
-
-def profile_blocks(task, profile=None) -> list[Block]:
-    spec = get_task(task)
-    name = profile_name(profile)
-    if name not in spec.profiles:
-        raise ValueError(f"task {task!r} has no profile {name!r}; it has {sorted(spec.profiles)}")
-    return list(spec.profiles[name]())
 
 
 # --------------------------------------------------------------------- provenance
@@ -511,266 +351,6 @@ def _one_line(err) -> str:
     return f"{type(err).__name__}: {text}{hint}"
 
 
-# --------------------------------------------------------------------- result files
-def results_path(out_dir, task, profile) -> Path:
-    return Path(out_dir) / f"{task}-{profile}.jsonl"
-
-
-class ResultFileError(RuntimeError):
-    """A result file or its directory cannot be used; the message says what to do."""
-
-
-def _check_path(path: Path, what="result file") -> bool:
-    """True if ``path`` is a regular file, False if absent; ResultFileError for anything else."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        if os.path.islink(path):
-            raise ResultFileError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist; "
-                                  f"create its target or remove the link") from None
-        return False
-    except OSError as err:
-        raise ResultFileError(f"cannot read {path}: {err.strerror}") from None
-    if stat.S_ISDIR(mode):
-        raise ResultFileError(f"{path} is a directory; pass a result file (.jsonl) or use --out for the directory")
-    if not stat.S_ISREG(mode):
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-        raise ResultFileError(f"{path} is {kind}, not a regular file; move it away or choose another --out "
-                              f"for the {what}")
-    return True
-
-
-def _file_identity(path: Path):
-    """(task, profile) from a result file's name ``<task>-<profile>.jsonl``, else (None, None)."""
-    stem = path.name.removesuffix(".jsonl")
-    for task in sorted({*TASKS, *BUILTIN_TASKS}, key=len, reverse=True):
-        if stem.startswith(task + "-") and len(stem) > len(task) + 1:
-            return task, stem[len(task) + 1:]
-    return None, None
-
-
-def _expected(task, profile):
-    """(metric name or None, set of the profile's block keys or None) for lines of ``task``'s ``profile``."""
-    try:
-        spec = get_task(task)
-    except ValueError:
-        return None, None
-    keys = {b.key for b in profile_blocks(task, profile)} if profile in spec.profiles else None
-    return spec.metric, keys
-
-
-def _line_problem(obj, task=None, profile=None, metric=None, keys=None):
-    """Why ``obj`` is not a complete result line of ``task``'s ``profile`` (None if it is)."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
-        return "not a result line (bad JSON, or no 'key')"
-    try:
-        block = Block.from_json(obj["block"])
-        key = block.key
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return "its 'block' is missing or malformed"
-    if key != obj["key"]:
-        return "its 'key' is not its block's key"
-    if task is not None and block.task != task:
-        return f"a block of task {block.task!r}, not {task!r}"
-    if profile is not None and obj.get("profile", profile) != profile:
-        return f"a line of profile {obj['profile']!r}, not {profile!r}"
-    if keys is not None and key not in keys:
-        return f"not a block of {block.task}'s profile {profile!r}"
-    if not isinstance(obj.get("provenance"), dict):
-        return "no provenance"
-    records = obj.get("records")
-    if not isinstance(records, list) or len(records) != block.n_networks:
-        got = len(records) if isinstance(records, list) else "no"
-        return f"{got} records where its block has {block.n_networks} networks"
-    ident = block.identity()
-    for g, (rec, (r, _, _, it, lr)) in enumerate(zip(records, block.cells())):
-        if not isinstance(rec, dict) or any(rec.get(k) != v for k, v in ident.items()):
-            return f"record {g} does not carry its block's identity"
-        if (rec.get("repeat"), rec.get("inv_temperature"), rec.get("learning_rate")) != (r, it, lr):
-            return f"record {g} is not network {g} of its block (repeat, 1/T, learning rate)"
-        if metric is not None and not (rec.get(metric, "") is None or isinstance(rec.get(metric), (int, float))):
-            return f"record {g} has no {metric!r} (a number, or null)"
-    return None
-
-
-def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
-    """The complete, valid blocks of a result file, read without modifying it.
-
-    A line counts only when it is a JSON object whose ``key`` is its
-    ``block``'s key, of the file's task (``task``, else the task in the file's
-    name ``<task>-<profile>.jsonl``, else the first valid line's) and profile
-    (one of the profile's blocks, when the profile is registered), with
-    provenance and one record per network of the block in the block's order,
-    each carrying the block's identity, its cell and the task's metric. Any
-    other line is skipped with a warning naming its line number, and its block
-    is not counted as done. A last line without its newline is kept when it is
-    such a line (a file whose final newline was lost) and otherwise ignored
-    silently (a write in progress, or one cut short: the next sweep's writer
-    repairs it).
-    """
-    import warnings  # noqa: PLC0415
-
-    path = Path(path)
-    if not _check_path(path):
-        return []
-    if task is None:
-        task, profile = _file_identity(path)
-    metric, keys = _expected(task, profile) if task is not None else (None, None)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise ResultFileError(f"cannot read {path}: {err.strerror}") from None
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
-    out = []
-    for number, line in enumerate([*lines, tail], start=1):
-        if not line.strip():
-            continue
-        obj = _parse_line(line)
-        if task is None and _line_problem(obj) is None:  # a file named otherwise: its first line's task
-            task = obj["block"]["task"]
-            metric, keys = _expected(task, None)
-        problem = _line_problem(obj, task, profile, metric, keys)
-        if problem is None:
-            out.append(obj)
-        elif warn and number <= len(lines):
-            warnings.warn(f"{path}:{number}: {problem}; skipped, not counted as a finished block", stacklevel=2)
-    return out
-
-
-def _parse_line(line: bytes):
-    try:
-        return json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-
-
-def check_out_dir(out_dir) -> Path:
-    """Create ``out_dir`` if needed and check that result files can be written there (before any work)."""
-    out = Path(out_dir)
-    if out.is_symlink() and not out.exists():
-        raise ResultFileError(f"--out {out} is a symbolic link to {os.readlink(out)}, which does not exist; "
-                              f"create that directory or remove the link")
-    if out.exists() and not out.is_dir():
-        raise ResultFileError(f"--out {out} is a file; give a directory for the result files")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ResultFileError(f"cannot create the result directory {out}: {err.strerror}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise ResultFileError(f"the result directory {out} is not writable; choose another --out")
-    return out
-
-
-class _WriterLock:
-    """An exclusive ``flock`` on ``<file>.lock`` for one sweep; waits (and says so) when taken."""
-
-    def __init__(self, path: Path, say=print):
-        self.path = Path(str(path) + ".lock")
-        self.say = say
-        self.fh = None
-
-    def __enter__(self):
-        import fcntl  # noqa: PLC0415
-
-        _check_path(self.path, "lock file")
-        try:
-            self.fh = open(self.path, "a+")
-        except OSError as err:
-            raise ResultFileError(f"cannot open the lock file {self.path}: {err.strerror}; "
-                                  f"free some space or choose another --out") from None
-        try:
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.fh.seek(0)
-            holder = self.fh.read().strip() or "another process"
-            self.say(f"{self.path.name[:-5]}: another sweep ({holder}) is writing it; waiting for it to finish")
-            fcntl.flock(self.fh, fcntl.LOCK_EX)
-        try:  # who holds it, for the message above: a note only (a full disk may refuse it)
-            self.fh.seek(0)
-            self.fh.truncate()
-            self.fh.write(f"pid {os.getpid()}")
-            self.fh.flush()
-        except OSError:
-            pass
-        return self
-
-    def __exit__(self, *exc):
-        import fcntl  # noqa: PLC0415
-
-        fcntl.flock(self.fh, fcntl.LOCK_UN)
-        try:
-            self.fh.close()
-        except OSError:  # the pid note could not be flushed (a full disk): nothing is lost
-            pass
-
-
-def _repair_tail(path: Path, say=print):
-    """Writer only, under the lock: end the file on a newline before appending.
-
-    A last line without its newline that is a complete line gets its newline;
-    the start of a record (a write cut short) is removed; anything else is kept
-    and ended with a newline (readers then skip it with a warning).
-    """
-    if not path.exists():
-        return
-    with open(path, "r+b") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            return
-        fh.seek(max(0, size - 1))
-        if fh.read(1) == b"\n":
-            return
-        data = path.read_bytes()
-        start = data.rfind(b"\n") + 1
-        tail = data[start:]
-        number = data.count(b"\n") + 1
-        if _parse_line(tail) is not None or not tail.startswith(b'{"key":'):
-            fh.seek(0, os.SEEK_END)
-            fh.write(b"\n")
-            if _parse_line(tail) is None:
-                say(f"{path.name}: line {number} has no newline and is not a result line; kept, "
-                    f"ended with a newline (readers skip it)")
-        else:
-            fh.truncate(start)
-            say(f"{path.name}: removed an unfinished last line ({len(tail)} bytes, no newline: a write that was "
-                f"cut short); it held part of a block's line, and that block is not done")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _write_error(path, err) -> str:
-    what = {errno.ENOSPC: "the disk is full: free some space", errno.EFBIG:
-            "the file size limit is reached (ulimit -f): raise it", getattr(errno, "EDQUOT", -1):
-            "the disk quota is exceeded: free some space", errno.EROFS:
-            "the file system is read-only: choose another --out", errno.EACCES:
-            "permission denied: make it writable or choose another --out"}.get(err.errno, "fix that")
-    return (f"cannot write to {path}: {err.strerror}; {what}, then rerun the same command to resume "
-            f"(the blocks already in the file are kept)")
-
-
-def _append_line(path: Path, obj: dict):
-    """Append one line in one piece: fsync'd, or (a full disk) taken back so the file ends on a newline."""
-    data = (json.dumps(obj, separators=(",", ":"), allow_nan=True) + "\n").encode()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    except OSError as err:
-        raise ResultFileError(_write_error(path, err)) from None
-    try:
-        start = os.lseek(fd, 0, os.SEEK_END)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError as err:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, start)
-            raise ResultFileError(_write_error(path, err)) from None
-    finally:
-        os.close(fd)
-
-
 def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="results", executor: Executor | None = None,
               workers=1, backend="auto", memory_budget=None, progress=True, max_blocks=None, keep_going=False,
               say=print) -> Path:
@@ -959,33 +539,6 @@ def _kill_workers(pool):
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(OSError, ValueError, AttributeError):
             proc.kill()
-
-
-def load_records(path_or_dir, task=None, profile=None, *, blocks=None) -> list[dict]:
-    """All records of a result file (or ``<dir>/<task>-<profile>.jsonl``), in a stable order.
-
-    With ``blocks``, only the records of those blocks (by key), in their order.
-    Each record gains the block's ``seconds`` and ``key``. Reading never
-    modifies the file; invalid lines are skipped with a warning (:func:`read_results`).
-    """
-    path = Path(path_or_dir)
-    if path.is_dir() or task is not None:
-        path = results_path(path, task, profile)
-    lines = {}
-    for line in read_results(path, task=task, profile=profile):
-        lines.setdefault(line["key"], line)  # the first complete copy of a block wins
-    keys = [b.key for b in blocks] if blocks is not None else sorted(lines)
-    out = []
-    for k in keys:
-        if k in lines:
-            seconds = lines[k]["provenance"].get("seconds")
-            for rec in lines[k]["records"]:
-                out.append({**rec, "key": k, "seconds": seconds})
-    return out
-
-
-def load_provenance(path) -> list[dict]:
-    return [dict(line["provenance"], key=line["key"]) for line in read_results(Path(path))]
 
 
 # ----------------------------------------------------------------------- summaries

@@ -4,5 +4,5 @@
 * :mod:`damlite.tasks.mnist`: the paper's MNIST hyperparameter sweep;
 * :mod:`damlite.tasks.krotov`: Krotov & Hopfield's MNIST run (not a sweep).
 
-:func:`damlite.experiments.get_task` imports the first two on demand.
+:func:`damlite.blocks.get_task` imports the first two on demand.
 """
