@@ -1,10 +1,13 @@
-"""The three kernels of :mod:`damlite.gpu_kernels`, imported on first use (it imports numba.cuda).
+"""The kernels of :mod:`damlite.gpu_kernels` and :mod:`damlite.gpu_fit`, imported on first use (it imports numba.cuda).
 
 Module-level definitions, so that numba's CUDA simulator can run them on NumPy arrays.
+Conventions: ``zeta`` (G, M, K) is a view of the evaluated neurons' memory entries
+(w = 2 zeta in the formulas); ``xs`` and ``targets`` are (G, B, M) or (1, B, M), the
+second shared by all networks; ``d`` is (G, B, K), any strides.
 """
 import math
 
-from numba import config, cuda
+from numba import config, cuda, float64
 
 from .gpu_kernels import scalar_kernels
 
@@ -13,56 +16,86 @@ config.CUDA_LOW_OCCUPANCY_WARNINGS = False
 
 power, f_and_df = scalar_kernels(cuda.jit(device=True))
 
+#: Largest number of threads in a block of the per-memory kernels (``finish``, ``step``); a power of two.
+ROW_THREADS = 128
+
+
+@cuda.jit(device=True)
+def _cell(d, inner):
+    """This thread's (g, b, j) in a (G, B, inner) grid, and whether it is inside it."""
+    G, B, _ = d.shape
+    t = cuda.grid(1)
+    return t // (B * inner), (t // inner) % B, t % inner, t < G * B * inner
+
+
+@cuda.jit(device=True)
+def _smaller(a, b):
+    """min(a, b) for numbers of any two types (plain comparisons; no NaN arrives here)."""
+    return a if a <= b else b
+
+
+@cuda.jit(device=True)
+def _larger(a, b):
+    """max(a, b), as :func:`_smaller`."""
+    return a if a >= b else b
+
+
+@cuda.jit(device=True)
+def _net(arr, g):
+    """Network g's index into a per-network (first axis G) or shared (first axis 1) array."""
+    return g if arr.shape[0] > 1 else 0
+
+
+@cuda.jit(device=True)
+def _other(bi, dv, zv, x, kind, n, slope):
+    """F and F' at u' = b_in (d - w x) with w = 2 zeta: the argument with neuron i flipped."""
+    return f_and_df(bi * (dv - 2.0 * zv * x), kind, n, slope)
+
 
 @cuda.jit
-def outputs(d, w, xs, targets, b_in, b_out, kind, n, slope, two_m, loss_terms, g_out):
-    G, B, K = d.shape
-    M = w.shape[1]
-    t = cuda.grid(1)
-    if t >= G * B * M:
+def outputs(d, zeta, xs, targets, b_in, b_out, kind, n, slope, two_m, loss_terms, g_out):
+    """One thread per (g, b, i): loss term (t - C)**(2m) and g = -2m (t - C)**(2m-1) (1 - C**2)."""
+    g, b, i, inside = _cell(d, zeta.shape[1])
+    if not inside:
         return
-    g = t // (B * M)
-    b = (t // M) % B
-    i = t % M
     bi = b_in[g]
-    x = xs[g, b, i]
+    x = xs[_net(xs, g), b, i]
     acc = 0.0
-    for k in range(K):
+    for k in range(d.shape[2]):
         fu, _ = f_and_df(bi * d[g, b, k], kind, n, slope)
-        fo, _ = f_and_df(bi * (d[g, b, k] - w[g, i, k] * x), kind, n, slope)
+        fo, _ = _other(bi, d[g, b, k], zeta[g, i, k], x, kind, n, slope)
         acc += fu - fo
     c = math.tanh(b_out[g] * x * acc)
-    err = targets[g, b, i] - c
+    err = targets[_net(targets, g), b, i] - c
     loss_terms[g, b, i] = power(err, two_m)
     g_out[g, b, i] = -two_m * power(err, two_m - 1) * (1.0 - c * c)
 
-@cuda.jit
-def rows(d, w, xs, gs, b_in, kind, n, slope, r_all):
-    G, B, K = d.shape
-    M = w.shape[1]
-    t = cuda.grid(1)
-    if t >= G * B * K:
-        return
-    g = t // (B * K)
-    b = (t // K) % B
-    k = t % K
-    bi = b_in[g]
-    dv = d[g, b, k]
-    _, dfu = f_and_df(bi * dv, kind, n, slope)
-    sgx = 0.0
-    acc = 0.0
-    for i in range(M):
-        x = xs[g, b, i]
-        gx = gs[g, b, i] * x
-        sgx += gx
-        _, dfo = f_and_df(bi * (dv - w[g, i, k] * x), kind, n, slope)
-        acc += gx * dfo
-    r_all[g, b, k] = dfu * sgx - acc
 
 @cuda.jit
-def columns(d, w, xs, gs, b_in, kind, n, slope, rows_per_chunk, part):
+def rows(d, zeta, xs, gs, b_in, kind, n, slope, r_all):
+    """One thread per (g, b, mu): r = F'(u) sum_i g_i x_i - sum_i g_i x_i F'(u'_i)."""
+    g, b, k, inside = _cell(d, d.shape[2])
+    if not inside:
+        return
+    dv = d[g, b, k]
+    _, dfu = f_and_df(b_in[g] * dv, kind, n, slope)
+    gx_sum = 0.0
+    acc = 0.0
+    row = _net(xs, g)
+    for i in range(zeta.shape[1]):
+        x = xs[row, b, i]
+        gx = gs[g, b, i] * x
+        gx_sum += gx
+        _, dfo = _other(b_in[g], dv, zeta[g, i, k], x, kind, n, slope)
+        acc += gx * dfo
+    r_all[g, b, k] = dfu * gx_sum - acc
+
+
+@cuda.jit
+def columns(d, zeta, xs, gs, b_in, kind, n, slope, rows_per_chunk, part):
+    """One thread per (g, chunk, i, mu): 2 sum_b g_{b,i} F'(u'_{b,i,mu}) over the chunk's rows."""
     G, B, K = d.shape
-    M = w.shape[1]
+    M = zeta.shape[1]
     chunks = part.shape[1]
     t = cuda.grid(1)
     if t >= G * chunks * M * K:
@@ -71,11 +104,136 @@ def columns(d, w, xs, gs, b_in, kind, n, slope, rows_per_chunk, part):
     c = (t // (M * K)) % chunks
     i = (t // K) % M
     k = t % K
-    bi = b_in[g]
-    wv = w[g, i, k]
+    row = _net(xs, g)
     acc = 0.0
-    for b in range(c * rows_per_chunk, min(B, (c + 1) * rows_per_chunk)):
-        x = xs[g, b, i]
-        _, dfo = f_and_df(bi * (d[g, b, k] - wv * x), kind, n, slope)
+    for b in range(c * rows_per_chunk, _smaller(B, (c + 1) * rows_per_chunk)):
+        _, dfo = _other(b_in[g], d[g, b, k], zeta[g, i, k], xs[row, b, i], kind, n, slope)
         acc += gs[g, b, i] * dfo
     part[g, c, i, k] = 2.0 * acc
+
+
+@cuda.jit
+def gather(probes, targets, order, offset, xb, tb, bad):
+    """The minibatch: xb[r] = probes[order[offset + r]], tb[r] = targets[order[offset + r]].
+
+    Also clears the minibatch's non-finite flags ``bad`` (G,), which ``finish`` sets.
+    """
+    t = cuda.grid(1)
+    if t < bad.shape[0]:
+        bad[t] = 0
+    R, N = xb.shape
+    width = N + tb.shape[1]
+    if t >= R * width:
+        return
+    r = t // width
+    j = t % width
+    src = order[offset + r]
+    if j < N:
+        xb[r, j] = probes[src, j]
+    else:
+        tb[r, j - N] = targets[src, j - N]
+
+
+@cuda.jit(device=True)
+def _block_reduce(shared, value, use_max):
+    """Sum (or max) of ``value`` over the block's threads, in a fixed order; every thread gets it."""
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    half = cuda.blockDim.x // 2
+    while half > 0:
+        if tid < half:
+            if use_max:
+                shared[tid] = _larger(shared[tid], shared[tid + half])
+            else:
+                shared[tid] += shared[tid + half]
+        cuda.syncthreads()
+        half //= 2
+    total = shared[0]
+    cuda.syncthreads()
+    return total
+
+
+@cuda.jit
+def finish(grad, part, colmap, scale, loss_terms, loss, bad):
+    """One block per memory (g, mu): the gradient's row completed in place, its finiteness, the loss.
+
+    grad[g, mu, j] <- scale_g (grad[g, mu, j] + sum_c part[g, c, i, mu]) where j is the
+    evaluated neuron i (``colmap[j] = i``, -1 elsewhere); ``bad[g] = 1`` where an entry is
+    not finite. The block of memory 0 also sums network g's loss terms into ``loss[g]``.
+    """
+    _, K, N = grad.shape
+    g = cuda.blockIdx.x // K
+    k = cuda.blockIdx.x % K
+    tid = cuda.threadIdx.x
+    s = scale[g]
+    flag = False
+    for j in range(tid, N, cuda.blockDim.x):
+        v = grad[g, k, j]
+        i = colmap[j]
+        if i >= 0:
+            extra = part[g, 0, i, k]
+            for c in range(1, part.shape[1]):
+                extra += part[g, c, i, k]
+            v = v + extra
+        v = s * v
+        grad[g, k, j] = v
+        flag = flag or not math.isfinite(v)
+    if flag:
+        bad[g] = 1  # every writer writes 1: no race on the value
+    if k != 0:
+        return
+    shared = cuda.shared.array(ROW_THREADS, dtype=float64)
+    _, B, M = loss_terms.shape
+    acc = 0.0
+    for e in range(tid, B * M, cuda.blockDim.x):
+        acc += loss_terms[g, e // M, e % M]
+    total = _block_reduce(shared, acc, False)
+    if tid == 0:
+        loss[g] = total
+
+
+@cuda.jit
+def step(grad, velocity, memories, loss, bad, finite, lr, momentum, floor, normalize, clamp, norms,
+         epoch_loss, epoch_ok):
+    """One block per memory (g, mu): the optimiser step of :mod:`damlite.training`, in place.
+
+    ok = finite[g] and no non-finite loss or gradient entry; v <- momentum v - (grad if ok
+    else 0); step = v / max(max_j |v_j|, floor) if ``normalize`` else v; zeta <- zeta + lr_g
+    step, clipped to [-1, 1] where ``clamp[j]``. The block of memory 0 adds the loss to
+    ``epoch_loss[g]`` (when ok) and clears ``epoch_ok[g]`` (when not). Arithmetic in the
+    arrays' dtype, in the reference path's order.
+    """
+    _, K, N = grad.shape
+    g = cuda.blockIdx.x // K
+    k = cuda.blockIdx.x % K
+    tid = cuda.threadIdx.x
+    ok = finite[g] != 0 and bad[g] == 0 and math.isfinite(loss[g])
+    largest = 0.0
+    for j in range(tid, N, cuda.blockDim.x):
+        if ok:
+            v = momentum * velocity[g, k, j] - grad[g, k, j]
+        else:
+            v = momentum * velocity[g, k, j]
+        velocity[g, k, j] = v
+        largest = _larger(largest, abs(v))
+    shared = cuda.shared.array(ROW_THREADS, dtype=float64)
+    largest = _block_reduce(shared, largest, True)
+    if tid == 0:
+        norms[g, k] = largest if largest > floor else floor  # exact: a value of the dtype
+    cuda.syncthreads()
+    denom = norms[g, k]
+    rate = lr[g]
+    for j in range(tid, N, cuda.blockDim.x):
+        v = velocity[g, k, j]
+        if normalize:
+            v = v / denom
+        new = memories[g, k, j] + rate * v
+        if clamp[j]:
+            new = _smaller(_larger(new, -1.0), 1.0)
+        memories[g, k, j] = new
+    if k == 0 and tid == 0:
+        if ok:
+            epoch_loss[g] += loss[g]
+        else:
+            epoch_ok[g] = 0

@@ -23,9 +23,12 @@ sum has a fixed order (no atomics). The kernel code runs on NumPy arrays under
 numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), which is how the tests
 check it without a GPU.
 
-``DAMLITE_GPU_KERNELS``: ``auto`` (default: use them on CuPy arrays when
-numba-cuda imports) or ``reference`` (never). If compiling or launching them
-fails, damlite warns once and uses the reference path from then on.
+``DAMLITE_GPU_KERNELS``: ``auto`` (default: on CuPy arrays when numba-cuda
+imports, training runs whole epochs in :mod:`damlite.gpu_fit`), ``minibatch``
+(the three kernels in each call of the learning rule, the training loop of
+:mod:`damlite.training` around them) or ``reference`` (never). If compiling or
+launching them fails, damlite warns once and falls back: from whole epochs to
+``minibatch``, from there to the reference path.
 """
 from __future__ import annotations
 
@@ -33,16 +36,17 @@ import math
 import os
 import warnings
 
-__all__ = ["available", "loss_and_gradient_bipolar", "mode", "scalar_kernels", "status"]
+__all__ = ["available", "fail", "kernel_args", "kernels", "launch", "loss_and_gradient_bipolar", "mode",
+           "scalar_kernels", "status", "whole_epochs"]
 
-_MODES = ("auto", "reference")
+_MODES = ("auto", "minibatch", "reference")
 _THREADS = 128  # threads per block
-_ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
-_state = {"failed": None, "kernels": None}
+ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
+_state = {"failed": None, "fit_failed": None, "kernels": None}
 
 
 def mode() -> str:
-    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto`` or ``reference``."""
+    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto``, ``minibatch`` or ``reference``."""
     value = os.environ.get("DAMLITE_GPU_KERNELS", "auto").strip().lower() or "auto"
     if value not in _MODES:
         raise ValueError(f"DAMLITE_GPU_KERNELS must be one of {', '.join(_MODES)}; got {value!r}")
@@ -104,24 +108,52 @@ def _import_cuda():
 
 
 def _build():
-    """The kernels, compiled on first launch (numba-cuda)."""
+    """The kernels module, compiled kernel by kernel on first launch (numba-cuda)."""
     _import_cuda()
     from . import _cuda_kernels  # noqa: PLC0415
 
-    return {"outputs": _cuda_kernels.outputs, "rows": _cuda_kernels.rows, "columns": _cuda_kernels.columns}
+    return _cuda_kernels
 
 
-def _launch(kernel, total, *args):
+def kernels():
+    """The module of numba-cuda kernels (``damlite._cuda_kernels``), imported once."""
+    if _state["kernels"] is None:
+        _state["kernels"] = _build()
+    return _state["kernels"]
+
+
+def launch(kernel, total, *args):
+    """``kernel`` on ``total`` threads, one per item, in blocks of 128."""
     blocks = max(1, -(-total // _THREADS))
     kernel[blocks, _THREADS](*args)
 
 
-def _kernel_args(*arrays):
-    """Arrays as numba device arrays without a stream sync (CuPy and numba share the default stream)."""
+def kernel_args(*arrays):
+    """Arrays as numba device arrays without a stream sync (CuPy and numba share the default stream).
+
+    Under the simulator, NumPy arrays are wrapped as its device arrays, views without a copy
+    (as ``as_cuda_array`` makes on a GPU; the simulator would copy plain arrays in and out, and
+    refuses strided views).
+    """
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return arrays
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray  # noqa: PLC0415
+
+        return tuple(FakeCUDAArray(a) for a in arrays)
     cuda = _import_cuda()
     return tuple(cuda.as_cuda_array(a, sync=False) for a in arrays)
+
+
+def fail(exc, whole_epochs=False, stacklevel=3):
+    """Record that the kernels failed (``exc``) and warn, once.
+
+    From now on the reference path runs; or, where only the whole-epoch path of
+    :mod:`damlite.gpu_fit` failed (``whole_epochs``), the three kernels per minibatch.
+    """
+    key, instead = ("fit_failed", "the fused kernels per minibatch") if whole_epochs else ("failed", "the reference path")
+    _state[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+    what = "whole-epoch GPU path" if whole_epochs else "fused GPU kernels"
+    warnings.warn(f"damlite: the {what} failed ({_state[key]}); using {instead}. "
+                  "Set DAMLITE_GPU_KERNELS=reference to skip them.", RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def status() -> str:
@@ -143,19 +175,29 @@ def status() -> str:
         version = f"{version}, numba-cuda {numba_cuda.__version__}"
     except Exception:  # noqa: BLE001
         pass
-    return f"numba-cuda fused kernels (numba {version})"
+    if mode() == "minibatch":
+        return f"numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch; numba {version})"
+    if _state["fit_failed"]:
+        return f"numba-cuda fused kernels per minibatch (whole epochs failed: {_state['fit_failed']}; numba {version})"
+    return f"numba-cuda fused kernels, whole epochs (numba {version})"
 
 
 def available() -> bool:
-    """True when the fused kernels may be tried (setting ``auto``, numba-cuda imports, no earlier failure)."""
+    """True when the fused kernels may be tried (setting not ``reference``, numba-cuda imports, no earlier failure)."""
     return not status().startswith("reference")
 
 
-def loss_and_gradient_bipolar(d, w_t, xs, targets, b_in, b_out, code, two_m, gradient):
+def whole_epochs() -> bool:
+    """True when a fit may run whole epochs in :mod:`damlite.gpu_fit` (``auto``, kernels available, no failure)."""
+    return status().startswith("numba-cuda fused kernels, whole epochs")
+
+
+def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, gradient):
     """Fused loss (G,), r (G, B, K) and the evaluated columns' part (G, M, K), or None.
 
-    ``d`` (G, B, K) similarities; ``w_t`` (G, M, K) = 2 zeta of the evaluated
-    neurons; ``xs``/``targets`` (G, B, M); ``b_in``/``b_out`` (G,); ``code`` from
+    ``d`` (G, B, K) similarities; ``zeta_t`` (G, M, K) the evaluated neurons' memory
+    entries (w = 2 zeta in the formulas); ``xs``/``targets`` (G, B, M);
+    ``b_in``/``b_out`` (G,); ``code`` from
     :func:`damlite.cpu_kernels.interaction_code`; all arrays of one namespace
     (CuPy on a GPU, NumPy under the simulator). Returns
     None, after one warning, when the kernels cannot run; the caller then takes
@@ -167,11 +209,11 @@ def loss_and_gradient_bipolar(d, w_t, xs, targets, b_in, b_out, code, two_m, gra
         return None
     xp = array_namespace(d)
     G, B, K = d.shape
-    M = w_t.shape[1]
+    M = zeta_t.shape[1]
     kind, n, slope = code
     dtype = d.dtype
     d = xp.asarray(d)
-    w_t = xp.reshape(xp.asarray(w_t), (G, M, K)) + xp.zeros((G, M, K), dtype=dtype)  # contiguous copy
+    zeta_t = xp.reshape(xp.asarray(zeta_t), (G, M, K)) + xp.zeros((G, M, K), dtype=dtype)  # contiguous copy
     xs = xp.broadcast_to(xs, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype)
     targets = xp.broadcast_to(targets, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype)
     b_in = xp.reshape(b_in, (G,)) + xp.zeros((G,), dtype=dtype)
@@ -179,24 +221,20 @@ def loss_and_gradient_bipolar(d, w_t, xs, targets, b_in, b_out, code, two_m, gra
     loss_terms = xp.empty((G, B, M), dtype=dtype)
     gs = xp.empty((G, B, M), dtype=dtype)
     try:
-        if _state["kernels"] is None:
-            _state["kernels"] = _build()
-        k = _state["kernels"]
-        args = _kernel_args(d, w_t, xs, targets, b_in, b_out, loss_terms, gs)
-        dd, ww, xx, tt, bi, bo, lt, gg = args
-        _launch(k["outputs"], G * B * M, dd, ww, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
+        k = kernels()
+        args = kernel_args(d, zeta_t, xs, targets, b_in, b_out, loss_terms, gs)
+        dd, zz, xx, tt, bi, bo, lt, gg = args
+        launch(k.outputs, G * B * M, dd, zz, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
         loss = xp.sum(xp.reshape(loss_terms, (G, -1)), axis=1)
         if not gradient:
             return loss, None, None
-        chunks = -(-B // _ROWS_PER_CHUNK)
+        chunks = -(-B // ROWS_PER_CHUNK)
         r_all = xp.empty((G, B, K), dtype=dtype)
         part = xp.empty((G, chunks, M, K), dtype=dtype)
-        rr, pp = _kernel_args(r_all, part)
-        _launch(k["rows"], G * B * K, dd, ww, xx, gg, bi, kind, n, slope, rr)
-        _launch(k["columns"], G * chunks * M * K, dd, ww, xx, gg, bi, kind, n, slope, _ROWS_PER_CHUNK, pp)
+        rr, pp = kernel_args(r_all, part)
+        launch(k.rows, G * B * K, dd, zz, xx, gg, bi, kind, n, slope, rr)
+        launch(k.columns, G * chunks * M * K, dd, zz, xx, gg, bi, kind, n, slope, ROWS_PER_CHUNK, pp)
         return loss, r_all, xp.sum(part, axis=1)
     except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run: fall back, once, loudly
-        _state["failed"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-        warnings.warn(f"damlite: the fused GPU kernels failed ({_state['failed']}); using the reference path. "
-                      "Set DAMLITE_GPU_KERNELS=reference to skip them.", RuntimeWarning, stacklevel=3)
+        fail(exc)
         return None

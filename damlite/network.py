@@ -523,7 +523,7 @@ def loss_and_gradient(
         gpu_code = cpu_kernels.interaction_code(interaction)
         if gpu_code is not None:
             fused = gpu_kernels.loss_and_gradient_bipolar(
-                d, xp.matrix_transpose(2 * _columns(memories, cols)), probes_cols, targets, b_in, b_out, gpu_code,
+                d, xp.matrix_transpose(_columns(memories, cols)), probes_cols, targets, b_in, b_out, gpu_code,
                 two_m, gradient)
     if fused is not None:
         loss, r_all, grad_cols_t = fused

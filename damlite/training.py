@@ -11,7 +11,9 @@ seed may differ between the G networks; the minibatch order is shared by them
 (one shuffle per epoch from ``random_state``: common random numbers across a grid).
 A network whose loss or gradient stops being finite is frozen and reported.
 On NumPy float32/float64 arrays with the numba kernels on, the step runs as one
-fused pass that updates the memories in place (:func:`damlite.cpu_kernels.optimizer_step`).
+fused pass that updates the memories in place (:func:`damlite.cpu_kernels.optimizer_step`);
+on CuPy arrays with the fused GPU kernels on, each epoch runs as :meth:`damlite.gpu_fit.FusedFit.epoch`
+(eight launches per minibatch, no host synchronisation within the epoch).
 """
 from __future__ import annotations
 
@@ -49,6 +51,17 @@ def _fused_step(xp, memories):
     from . import cpu_kernels  # noqa: PLC0415
 
     return cpu_kernels if cpu_kernels.available() else None
+
+
+def _gpu_fit(xp, memories, *args):
+    """damlite.gpu_fit's fused epochs when this fit can take them (CuPy, kernels on, ±1 evaluated neurons), else None."""
+    from .network import _fused_gpu  # noqa: PLC0415
+
+    if not _fused_gpu(xp):
+        return None
+    from .gpu_fit import FusedFit  # noqa: PLC0415
+
+    return FusedFit.create(xp, memories, *args)
 
 
 def train_memories(
@@ -98,6 +111,9 @@ def train_memories(
     losses = np.zeros((epochs, G))
     lr_trace = np.zeros((epochs, G))
     fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
+    gpu_fit = None if fused else _gpu_fit(xp, memories, velocity, probes, targets, interaction, neurons, clamp,
+                                          beta_in, beta_out, error_exponent, batch, momentum, normalize_step,
+                                          floor, memory_budget)
     start = time.perf_counter()
     bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
     with quiet_numpy():
@@ -106,7 +122,14 @@ def train_memories(
             order = rng.permutation(B) if batch < B else None
             epoch_loss = xp.zeros((G,), dtype=dtype, device=device)
             epoch_finite = xp.ones((G,), dtype=xp.bool, device=device)
-            for start_row in range(0, B, batch):
+            minibatches = range(0, B, batch)
+            if gpu_fit is not None:  # the whole epoch in fused launches; None: they failed (warned), loop below
+                done = gpu_fit.epoch(order, lr, finite)
+                if done is None:
+                    gpu_fit = None
+                else:
+                    (epoch_loss, epoch_finite), minibatches = done, ()
+            for start_row in minibatches:
                 if order is None:
                     xb, tb = probes, targets
                 else:
@@ -139,7 +162,8 @@ def train_memories(
             lr = lr * lr_decay
             if progress:
                 bar.set_postfix(loss=f"{np.nanmedian(losses[epoch]):.4g}")
-            if callback is not None and callback(epoch, xp.asarray(memories, copy=True) if fused else memories,
+            in_place = fused or gpu_fit is not None
+            if callback is not None and callback(epoch, xp.asarray(memories, copy=True) if in_place else memories,
                                                  losses[epoch]):
                 losses, lr_trace = losses[: epoch + 1], lr_trace[: epoch + 1]
                 break

@@ -92,7 +92,7 @@ def test_simulated_kernels_match_reference(simulated, name):
 
 def test_unknown_setting_is_refused(monkeypatch):
     monkeypatch.setenv("DAMLITE_GPU_KERNELS", "fast")
-    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, reference"):
+    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, minibatch, reference"):
         gpu_kernels.mode()
 
 
@@ -104,7 +104,7 @@ def test_reference_setting_turns_them_off(monkeypatch):
 
 def test_a_failing_toolchain_falls_back_once_with_a_warning(monkeypatch):
     """A compile or launch error warns once, returns None (the caller takes the reference path) and sticks."""
-    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "kernels": None})
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": None})
 
     def broken():
         raise RuntimeError("NVVM not found\nsecond line")
@@ -113,8 +113,8 @@ def test_a_failing_toolchain_falls_back_once_with_a_warning(monkeypatch):
     monkeypatch.delenv("DAMLITE_GPU_KERNELS", raising=False)
     mem, X, T, cols = _problem(B=4)
     d = np.matmul(X, np.transpose(mem, (0, 2, 1)))
-    w_t = 2 * np.transpose(mem[:, :, cols], (0, 2, 1))
-    args = (d, w_t, X[:, cols], T, np.array([0.3, 0.7]), np.array([1.0, 0.5]), (1, 4, 0.0), 2, True)
+    zeta_t = np.transpose(mem[:, :, cols], (0, 2, 1))
+    args = (d, zeta_t, X[:, cols], T, np.array([0.3, 0.7]), np.array([1.0, 0.5]), (1, 4, 0.0), 2, True)
     with pytest.warns(RuntimeWarning, match="fused GPU kernels failed .RuntimeError: NVVM not found.*"
                                             "DAMLITE_GPU_KERNELS=reference"):
         assert gpu_kernels.loss_and_gradient_bipolar(*args) is None
@@ -122,6 +122,114 @@ def test_a_failing_toolchain_falls_back_once_with_a_warning(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gpu_kernels.loss_and_gradient_bipolar(*args) is None  # no second warning
+
+
+class _Launcher:
+    """A stand-in kernel: does nothing, except ``step``, which writes the memories and then fails."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getitem__(self, config):
+        return self
+
+    def __call__(self, *args):
+        if self.name == "step":
+            args[2][...] = 7.0
+            raise RuntimeError("launch failed\nsecond line")
+
+
+class _BrokenKernels:
+    ROW_THREADS = 16
+
+    def __getattr__(self, name):
+        return _Launcher(name)
+
+
+def test_a_failing_whole_epoch_path_restores_the_epoch_and_falls_back_to_minibatches(monkeypatch):
+    """A launch error in the middle of an epoch: memories and velocity as before it, one warning, then the
+    three kernels per minibatch (not the reference path)."""
+    from damlite.gpu_fit import FusedFit
+
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": _BrokenKernels()})
+    monkeypatch.setattr(gpu_kernels, "kernel_args", lambda *arrays: arrays)
+    monkeypatch.setattr(gpu_kernels, "status", lambda: ("numba-cuda fused kernels, whole epochs" if
+                                                          not gpu_kernels._state["fit_failed"] else "numba-cuda per minibatch"))
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # NumPy arrays stand for device arrays
+    monkeypatch.delenv("DAMLITE_GPU_KERNELS", raising=False)
+    mem, X, T, cols, b_in, b_out, lr = _classifier_problem("normalized", "float64")
+    memories, velocity = mem.copy(), np.full_like(mem, 0.25)
+    F = make_interaction("rectified_polynomial", 3)
+    fit = FusedFit.create(np, memories, velocity, X, T, F, cols, None, b_in, b_out, 1, 10, 0.6, True, 1e-30, 2**30)
+    assert fit is not None
+    with pytest.warns(RuntimeWarning, match="whole-epoch GPU path failed .RuntimeError: launch failed.; "
+                                            "using the fused kernels per minibatch"):
+        assert fit.epoch(None, lr, np.ones(3, dtype=bool)) is None
+    np.testing.assert_array_equal(memories, mem)
+    np.testing.assert_array_equal(velocity, 0.25)
+    assert gpu_kernels._state["fit_failed"] == "RuntimeError: launch failed" and not gpu_kernels._state["failed"]
+    assert FusedFit.create(np, memories, velocity, X, T, F, cols, None, b_in, b_out, 1, 10, 0.6, True, 1e-30,
+                           2**30) is None
+
+
+def test_minibatch_setting_keeps_the_kernels_but_not_whole_epochs(monkeypatch):
+    monkeypatch.setenv("DAMLITE_GPU_KERNELS", "minibatch")
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": None})
+    assert not gpu_kernels.whole_epochs()
+    assert gpu_kernels.status().startswith("numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch")
+    assert gpu_kernels.available()
+
+
+def test_kernels_compile_to_ptx_for_an_h100():
+    """Every kernel through numba's CUDA type inference and NVVM, float32 and float64, for compute capability
+    9.0, without a GPU (the simulator runs the kernels as Python and checks no types). Skipped where NVVM
+    is missing."""
+    import types as pytypes
+
+    from damlite.gpu_kernels import _import_cuda
+
+    try:
+        cuda = _import_cuda()
+        import numba.cuda.dispatcher as dispatcher
+        from numba import types as T
+
+        from damlite import _cuda_kernels as k
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"numba.cuda does not import: {exc}")
+    if not hasattr(dispatcher, "get_current_device"):
+        pytest.skip("this numba.cuda compiles device functions differently")
+    mp = pytest.MonkeyPatch()
+    # device functions ask the current device for its compute capability: say an H100's
+    mp.setattr(dispatcher, "get_current_device", lambda: pytypes.SimpleNamespace(compute_capability=(9, 0)))
+    f64, i64, i8 = T.float64, T.int64, T.int8
+
+    def a(dt, nd):
+        return T.Array(dt, nd, "A")
+
+    try:
+        try:
+            cuda.compile_ptx(k.gather.py_func, (a(f64, 2), a(f64, 2), a(i64, 1), i64, a(f64, 2), a(f64, 2),
+                                                a(i8, 1)), cc=(9, 0))
+        except Exception as exc:  # noqa: BLE001
+            if "NVVM" in type(exc).__name__ + str(exc) or "CudaSupportError" in type(exc).__name__:
+                pytest.skip(f"no NVVM here: {type(exc).__name__}")
+            raise
+        for dt in (T.float32, T.float64):
+            v = lambda nd: a(dt, nd)  # noqa: E731
+            sigs = {
+                "gather": (v(2), v(2), a(i64, 1), i64, v(2), v(2), a(i8, 1)),
+                "outputs": (v(3), v(3), v(3), v(3), v(1), v(1), i64, i64, f64, i64, v(3), v(3)),
+                "rows": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, v(3)),
+                "columns": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, i64, v(4)),
+                "finish": (v(3), v(4), a(i64, 1), v(1), v(3), v(1), a(i8, 1)),
+                "step": (v(3), v(3), v(3), v(1), a(i8, 1), a(i8, 1), v(1), dt, dt, T.boolean, a(i8, 1), v(2), v(1),
+                         a(i8, 1)),
+            }
+            for name, sig in sigs.items():
+                ptx, _ = cuda.compile_ptx(getattr(k, name).py_func, sig, cc=(9, 0))
+                assert ".entry" in ptx, (name, dt)
+    finally:
+        mp.undo()
 
 
 @pytest.mark.gpu
@@ -144,3 +252,140 @@ def test_cupy_kernels_match_reference(name, n, kw, monkeypatch):
     np.testing.assert_array_equal(got[2], ref[2])
     np.testing.assert_allclose(got[0], ref[0], rtol=1e-11)
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-9, atol=1e-12 * np.max(np.abs(ref[1])))
+
+
+# ---------------------------------------------------------------- a whole fit (damlite.gpu_fit)
+
+FIT_CASES = [(variant, m, dtype) for variant in ("original", "normalized") for m in (1, 30)
+             for dtype in ("float32", "float64")]
+FIT_TOLERANCE = {"float64": 1e-12, "float32": 1e-4}
+
+SIMULATED_FIT = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from test_gpu_kernels import FIT_CASES, _classifier_problem
+    from damlite import gpu_fit, gpu_kernels
+    from damlite.interactions import make_interaction
+    from damlite.network import loss_and_gradient
+    from damlite.training import train_memories
+
+    epochs_run = []
+    original_epoch = gpu_fit.FusedFit.epoch
+    def counted(self, *a):
+        out = original_epoch(self, *a)
+        epochs_run.extend([1] if out is not None else [])
+        return out
+    gpu_fit.FusedFit.epoch = counted
+
+    def rel(a, b):
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-300))
+
+    def run(variant, m, dtype, threads):
+        gpu_fit.FusedFit.row_threads = threads
+        mem, X, T, cols, b_in, b_out, lr = _classifier_problem(variant, dtype)
+        F = make_interaction("rectified_polynomial", 3)
+        opts = dict(beta_in=b_in, beta_out=b_out, learning_rate=lr, momentum=0.6, epochs=2, batch_size=15,
+                    error_exponent=m, neurons=cols, clamp=slice(0, cols.start), random_state=5)
+        row = {}
+        for setting in ("reference", "auto"):
+            os.environ["DAMLITE_GPU_KERNELS"] = setting
+            before = len(epochs_run)
+            res = train_memories(mem, X, T, F, **opts)
+            row[setting] = res
+            row[setting + "_fused_epochs"] = len(epochs_run) - before
+        ref, got = row["reference"], row["auto"]
+        out = {"fused_epochs": row["auto_fused_epochs"], "reference_fused_epochs": row["reference_fused_epochs"],
+               "loss": rel(got.loss[:, :2], ref.loss[:, :2]), "memories": rel(got.memories, ref.memories),
+               "moved": rel(ref.memories[:2], mem[:2]),
+               "finite": got.finite.tolist(), "finite_ref": ref.finite.tolist(),
+               "failed_epoch": got.failed_epoch.tolist(), "failed_epoch_ref": ref.failed_epoch.tolist(),
+               "dtype": str(got.memories.dtype)}
+        # one minibatch of the whole set: the fit's loss and gradient buffers against loss_and_gradient
+        os.environ["DAMLITE_GPU_KERNELS"] = "reference"
+        loss, grad, ok = loss_and_gradient(mem, X, T, F, b_in, b_out, error_exponent=m, neurons=cols)
+        os.environ["DAMLITE_GPU_KERNELS"] = "auto"
+        fit = gpu_fit.FusedFit.create(np, mem.copy(), np.zeros_like(mem), X, T, F, cols, None, b_in, b_out, m,
+                                      len(X), 0.0, True, 1e-30, 2**30)
+        fit.epoch(None, np.zeros(len(b_in)), np.ones(len(b_in), dtype=bool))
+        out["step_loss"] = rel(fit.buf["loss"][:2], loss[:2])
+        out["step_grad"] = rel(fit.buf["grad"][:2], grad[:2])
+        out["step_bad"] = (fit.buf["bad"] != 0).tolist()
+        out["step_ok_ref"] = ok.tolist()
+        return out
+
+    result = {f"{v}|m={m}|{dt}": run(v, m, dt, 16) for v, m, dt in FIT_CASES}
+    result["normalized|m=30|float64|threads=128"] = run("normalized", 30, "float64", 128)
+    result["status"] = gpu_kernels.status()
+    print(json.dumps(result))
+""")
+
+
+def _classifier_problem(variant, dtype, G=3, B=25, K=3, D=6, M=3, seed=2):
+    """MNIST-shaped: real inputs in [-1, 1], M class neurons at -1, one-hot ±1 targets; the third network's
+    b_in overflows F (its numbers stop being finite in the first minibatch)."""
+    from damlite.classification import classifier_scales
+
+    rng = np.random.default_rng(seed)
+    mem = np.clip(rng.normal(-0.2, 0.5, (G, K, D + M)), -1, 1).astype(dtype)
+    X = np.concatenate([rng.uniform(-1, 1, (B, D)), -np.ones((B, M))], axis=1).astype(dtype)
+    T = -np.ones((B, M), dtype=dtype)
+    T[np.arange(B), rng.integers(0, M, B)] = 1.0
+    b_in, b_out = classifier_scales(variant, np.array([0.5, 0.8, 1.0]), 3, D + M)
+    b_in[2] = 1e200  # F(u) overflows in float64 (and b_in itself in float32)
+    return mem, X, T, slice(D, D + M), b_in, b_out, np.array([0.02, 0.05, 0.1])
+
+
+@pytest.fixture(scope="module")
+def simulated_fit():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", DAMLITE_CPU_KERNELS="numpy", DAMLITE_QUIET="1")
+    # the simulator runs the kernels as Python on NumPy scalars: the overflowing network warns there
+    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", SIMULATED_FIT,
+                           os.path.dirname(__file__)], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("key", [f"{v}|m={m}|{dt}" for v, m, dt in FIT_CASES]
+                         + ["normalized|m=30|float64|threads=128"])
+def test_simulated_fit_matches_reference_training(simulated_fit, key):
+    """Two epochs of 2 minibatches (15 and 10 rows): per-epoch losses, memories, frozen networks; and the
+    loss and gradient of one minibatch against loss_and_gradient."""
+    assert simulated_fit["status"].startswith("numba-cuda fused kernels, whole epochs")  # no failure, no fallback
+    row = simulated_fit[key]
+    tol = FIT_TOLERANCE[row["dtype"]]
+    assert row["fused_epochs"] == 2 and row["reference_fused_epochs"] == 0, row
+    assert row["loss"] <= tol and row["memories"] <= tol and row["moved"] > 1e-3, row
+    assert row["finite"] == row["finite_ref"] == [True, True, False], row
+    assert row["failed_epoch"] == row["failed_epoch_ref"] == [-1, -1, 0], row
+    assert row["step_loss"] <= tol and row["step_grad"] <= tol, row
+    assert row["step_bad"] == [not ok for ok in row["step_ok_ref"]] == [False, False, True], row
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant,m,dtype", [("normalized", 30, "float64"), ("original", 1, "float32")])
+def test_cupy_fit_matches_reference_training(variant, m, dtype, monkeypatch):
+    """On a GPU: whole epochs (damlite.gpu_fit) against the reference loop, as in the simulator test."""
+    from damlite.backend import BackendUnavailableError, get_backend
+    from damlite.training import train_memories
+
+    try:
+        xp, _ = get_backend("cupy", announce=False)
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    mem, X, T, cols, b_in, b_out, lr = _classifier_problem(variant, dtype, B=120, K=16, D=30, M=10)
+    F = make_interaction("rectified_polynomial", 3)
+    opts = dict(beta_in=b_in, beta_out=b_out, learning_rate=lr, momentum=0.6, epochs=3, batch_size=50,
+                error_exponent=m, neurons=cols, clamp=slice(0, cols.start), random_state=5)
+    out = {}
+    for setting in ("reference", "auto"):
+        monkeypatch.setenv("DAMLITE_GPU_KERNELS", setting)
+        res = train_memories(xp.asarray(mem), xp.asarray(X), xp.asarray(T), F, **opts)
+        out[setting] = (xp.asnumpy(res.memories), res.loss, res.finite, res.failed_epoch)
+    assert gpu_kernels.whole_epochs(), gpu_kernels.status()
+    (mr, lr_, fr, er), (mg, lg, fg, eg) = out["reference"], out["auto"]
+    tol = max(FIT_TOLERANCE[dtype], 1e-10)  # cuBLAS may sum in another order than the batched products
+    assert fr.tolist() == fg.tolist() == [True, True, False] and er.tolist() == eg.tolist() == [-1, -1, 0]
+    assert np.max(np.abs(mg - mr)) <= tol * np.max(np.abs(mr))
+    np.testing.assert_allclose(lg[:, :2], lr_[:, :2], rtol=tol)
