@@ -577,6 +577,37 @@ def plot_energy_magnitudes(deltas, exact_sign, *, dtype="float32", ax=None, titl
 
 
 # ------------------------------------------------------- hyperparameter sweeps (chapter 6)
+#: Each network's own temperature axis: 1/T for the original network, 1/T' for the normalized one.
+INV_TEMPERATURE_LABELS = {"original": "$1/T$", "normalized": "$1/T'$"}
+
+
+def plain_log_labels(axis):
+    """Label a log ``axis`` (``ax.xaxis`` or ``ax.yaxis``) with plain numbers at 1, 2 and 5 times a
+    power of ten (every tick when the view spans under a decade), major and minor ticks alike:
+    under two decades matplotlib otherwise labels every minor tick as "3 x 10^-1"."""
+    from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
+
+    def one_two_five(v, _):
+        lo, hi = sorted(axis.get_view_interval())
+        mantissa = round(v / 10 ** np.floor(np.log10(v)), 6) if v > 0 else 0
+        return f"{v:g}" if mantissa in (1, 2, 5) or (lo > 0 and hi / lo < 10) else ""  # < 1 decade: all
+
+    axis.set_major_formatter(FuncFormatter(one_two_five))
+    axis.set_minor_formatter(FuncFormatter(one_two_five))
+
+
+def _range_bars(ax, ns, lo, hi, *, color, shift=0.0):
+    """The range [lo, hi] at each n as a vertical bar with caps, shifted sideways by ``shift``
+    (a fraction of the n axis' span) so that two networks' bars sit side by side instead of
+    overlapping into a third colour. Missing values (NaN) draw nothing."""
+    ns, lo, hi = (np.asarray(a, dtype=float) for a in (ns, lo, hi))
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if not ok.any():
+        return None
+    x = ns[ok] + shift * (np.nanmax(ns) - np.nanmin(ns) or 1.0)
+    mid = np.sqrt(lo[ok] * hi[ok])
+    return ax.errorbar(x, mid, yerr=[mid - lo[ok], hi[ok] - mid], fmt="none", ecolor=color,
+                       elinewidth=2.5, capsize=3, alpha=0.55)
 def _log_edges(values):
     v = np.log10(np.asarray(values, dtype=float))
     if v.size == 1:
@@ -585,11 +616,19 @@ def _log_edges(values):
     return 10 ** np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
 
 
-def _major_log_ticks(ax):
-    from matplotlib.ticker import LogLocator, NullFormatter  # noqa: PLC0415
+def _major_log_ticks(ax, xs=None, ys=None):
+    """Decade ticks on both log axes; an axis whose grid ``xs``/``ys`` spans under two decades
+    (one decade tick or none would show) is ticked at its grid values instead."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: PLC0415
 
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(base=10))
+    for axis, values in ((ax.xaxis, xs), (ax.yaxis, ys)):
+        values = None if values is None else np.asarray(values, dtype=float)
+        if values is not None and values.size and np.log10(values.max() / values.min()) < 2:
+            axis.set_major_locator(FixedLocator(values))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.2g}"))
+            axis.set_minor_locator(NullLocator())
+        else:
+            axis.set_major_locator(LogLocator(base=10))
         axis.set_minor_formatter(NullFormatter())
 
 
@@ -607,7 +646,6 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from damlite.experiments import heatmap_table  # noqa: PLC0415
 
-    ylabels = {"original": "1/T", "normalized": "1/T'"}
     vmax = 2 * np.sqrt(N) if vmax is None else vmax
     panels = [(n, v) for n in ns for v in variants]
     if not panels:
@@ -630,7 +668,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
             its, lrs, z = table
             mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), z, cmap="cividis", vmin=0, vmax=vmax)
             ax.set_xscale("log"), ax.set_yscale("log")
-            _major_log_ticks(ax)
+            _major_log_ticks(ax, lrs, its)
             i, j = np.unravel_index(np.nanargmin(np.where(np.isfinite(z), z, np.inf)), z.shape)
             ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
         ax.set_title(f"{variant}, n = {n}", fontsize=10)
@@ -639,7 +677,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
             ax.set_xlabel("initial learning rate", fontsize=10)
         # two networks: every column is labelled (their axes differ); one network: the first column
         if len(variants) > 1 or c == 0:
-            ax.set_ylabel(ylabels.get(variant, "1/T"), fontsize=10)
+            ax.set_ylabel(INV_TEMPERATURE_LABELS.get(variant, "$1/T$"), fontsize=10)
     if mesh is not None:
         cbar = fig.colorbar(mesh, ax=axes, shrink=0.6, label=f"mean {metric}\n(lower is better)")
         cbar.ax.tick_params(labelsize=9)
@@ -651,16 +689,20 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
 def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None):
     """Where the good region sits (geometric centre of its cells) and its size against n, both networks.
 
-    ``rows`` come from :func:`damlite.experiments.summarize`. The original
-    network's 1/T is drawn multiplied by N, which puts it on the normalized
-    network's scale (the two are the same network when 1/T_orig = 1/(N T_norm)).
-    Three panels in a row at column width (7.2 in): 1/T' (centre and range), the
-    learning rate (centre), the fraction of the grid that is good; one legend below.
+    ``rows`` come from :func:`damlite.experiments.summarize`. Both networks share one
+    temperature axis, 1/T': the original network's 1/T is drawn as N/T, the 1/T' at
+    which the normalized network computes the same thing (the two are one network
+    when 1/T' = N/T). Three panels at column width (7.2 in): 1/T' across the top (centre
+    and range of the good cells, the two networks' range bars side by side), below it
+    the learning rate (centre) and the fraction of the grid that is good; one legend
+    below. ``axes``: three axes to draw on instead.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(7.2, 3.0), layout="constrained")
+        fig = plt.figure(figsize=(7.2, 5.6), layout="constrained")
+        mosaic = fig.subplot_mosaic([["T", "T"], ["lr", "good"]])
+        axes = [mosaic["T"], mosaic["lr"], mosaic["good"]]
     styles = {"original": dict(color=OKABE_ITO["vermillion"], marker="s", linestyle="--", markerfacecolor="none",
                                markersize=8),
               "normalized": dict(color=OKABE_ITO["blue"], marker="o", linestyle="-", markersize=5)}
@@ -671,20 +713,26 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
             continue
         ns = [r["n"] for r in sel]
         factor = N if variant == "original" else 1
-        label = f"{variant} (1/T × {N})" if variant == "original" else variant
-        lo = [r["good_inv_temperature_min"] * factor for r in sel]
-        hi = [r["good_inv_temperature_max"] * factor for r in sel]
-        axes[0].fill_between(ns, lo, hi, color=style["color"], alpha=0.15, linewidth=0)
+        label = f"original network, at $N/T$ (N = {N})" if variant == "original" else "normalized network"
+        _range_bars(axes[0], ns, [r["good_inv_temperature_min"] * factor for r in sel],
+                    [r["good_inv_temperature_max"] * factor for r in sel], color=style["color"],
+                    shift=0.008 if variant == "original" else -0.008)
         axes[0].plot(ns, [r["good_inv_temperature_center"] * factor for r in sel], label=label, **style)
         axes[1].plot(ns, [r["good_learning_rate_center"] for r in sel], **style)
         axes[2].plot(ns, [r["good_fraction"] for r in sel], **style)
-    axes[0].set(yscale="log", ylabel="1/T' of good cells\n(centre; band: range)")
-    axes[1].set(yscale="log", ylabel="learning rate of\ngood cells (centre)", ylim=(1e-3, 1.5))
+    axes[0].set(yscale="log", ylabel="$1/T'$ of the good cells\n(line: centre; bars: range)")
+    axes[1].set(yscale="log", ylabel="learning rate of the\ngood cells (centre)", ylim=(1e-3, 1.5))
     axes[2].set(ylabel="fraction of the grid\nthat is good", ylim=(0, 1))
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
+
     for ax in axes:
-        ax.set_xlabel("interaction vertex n", fontsize=9)
-        ax.yaxis.label.set_size(9)
-        ax.tick_params(labelsize=8)
+        ax.set_xlabel("interaction vertex n", fontsize=10)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))  # no 2.5, 7.5
+        ax.yaxis.label.set_size(10)
+        ax.tick_params(labelsize=9)
+    lo, hi = axes[0].get_ylim()
+    if hi / lo < 100:  # under two decades matplotlib labels minor ticks "3 x 10^0"
+        plain_log_labels(axes[0].yaxis)
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9)
@@ -699,17 +747,19 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
     """The good region against n for both networks under several readings of the experiment.
 
     ``readings`` maps a label to summary rows (:func:`damlite.experiments.summarize`,
-    one grid). Left: the centre of the good cells in 1/T on the normalized scale
-    (the original's 1/T times N), band = their range; right: the fraction of the grid
-    that is good (0 where no cell comes within 0.5 of perfect recall). Solid:
-    normalized; dashed, open markers: original. A network with no near-perfect cell at
-    some n leaves a gap on the left (point and band).
+    one grid). Left: the centre of the good cells (line) and their range (bars, side by
+    side where two series share an n, never blended) on one axis, 1/T': the original
+    network's 1/T is drawn as N/T, the 1/T' at which the normalized network computes the
+    same thing; right: the fraction of the grid that is good (0 where no cell comes
+    within 0.5 of perfect recall). Solid: normalized; dashed, open markers: original. A
+    network with no near-perfect cell at some n leaves a gap on the left (point and bar).
 
     ``per_reading=False`` overlays the readings, one colour each, on ``axes`` (two
-    axes). ``per_reading=True`` gives each reading a row of two panels (``axes`` of
-    shape (len(readings), 2), made at column width when not given), colours by
-    network, the row titled by ``titles[label]`` (default: the label); the caller
-    adds one legend for the figure (the returned axes carry the labels in row 0).
+    axes; range bars for the normalized networks only; one legend below the figure). ``per_reading=True`` gives each
+    reading a row of two panels (``axes`` of shape (len(readings), 2), made at column
+    width when not given), colours by network, the row titled by ``titles[label]``
+    (default: the label); the caller adds one legend for the figure (the returned axes
+    carry the labels in row 0).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -718,15 +768,16 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
     net_colors = {"normalized": OKABE_ITO["blue"], "original": OKABE_ITO["vermillion"]}
     if per_reading:
         if axes is None:
-            _, axes = plt.subplots(len(readings), 2, figsize=(7.2, 1.75 * len(readings) + 0.6), sharex=True,
+            _, axes = plt.subplots(len(readings), 2, figsize=(7.2, 2.0 * len(readings) + 0.7), sharex=True,
                                    squeeze=False, layout="constrained")
         pairs = [tuple(row) for row in np.asarray(axes, dtype=object).reshape(len(readings), 2)]
     else:
         if axes is None:
-            _, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), constrained_layout=True)
+            _, axes = plt.subplots(1, 2, figsize=(7.2, 3.4), constrained_layout=True)
         pairs = [tuple(axes)] * len(readings)
+    n_bars = 2 if per_reading else len(readings)  # series with range bars per panel
     for k, ((label, rows), (ax_c, ax_f)) in enumerate(zip(readings.items(), pairs)):
-        for variant, style in styles.items():
+        for v, (variant, style) in enumerate(styles.items()):
             sel = sorted((r for r in rows if r["variant"] == variant and r.get("N", N) == N), key=lambda r: r["n"])
             if not sel:
                 continue
@@ -736,26 +787,26 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
             ok = [r["best"] <= 0.5 for r in sel]  # cells within 0.5 of a failing best say nothing
             centre = [r["good_inv_temperature_center"] * factor if g else np.nan for r, g in zip(sel, ok)]
             if per_reading or variant == "normalized":
+                slot = v if per_reading else k
                 lo = [r["good_inv_temperature_min"] * factor if g else np.nan for r, g in zip(sel, ok)]
                 hi = [r["good_inv_temperature_max"] * factor if g else np.nan for r, g in zip(sel, ok)]
-                ax_c.fill_between(ns, lo, hi, color=color, alpha=0.12, linewidth=0)
-            name = variant if per_reading else f"{label}, {variant}"
-            if variant == "original" and per_reading:
-                name = f"original (1/T × {N})"
+                _range_bars(ax_c, ns, lo, hi, color=color, shift=0.012 * (slot - (n_bars - 1) / 2))
+            network = "original, at $N/T$" if variant == "original" else "normalized"
+            name = network if per_reading else f"{label}, {network}"
             ax_c.plot(ns, centre, color=color, label=name, markersize=5, **style)
             size = [r["good_fraction"] if g else 0.0 for r, g in zip(sel, ok)]  # none near perfect: 0
             ax_f.plot(ns, size, color=color, markersize=5, **style)
         if per_reading:
-            ax_c.set_title((titles or {}).get(label, label), fontsize=9, loc="left")
+            ax_c.set_title((titles or {}).get(label, label), fontsize=10, loc="left")
             ax_c.set(yscale="log")
-            ax_c.set_ylabel("1/T' of good cells", fontsize=9)
-            ax_f.set_ylabel("fraction good", fontsize=9)
+            ax_c.set_ylabel("$1/T'$ of good cells", fontsize=10)
+            ax_f.set_ylabel("fraction good", fontsize=10)
             ax_f.set_ylim(0, 1)
             for ax in (ax_c, ax_f):
-                ax.tick_params(labelsize=8)
+                ax.tick_params(labelsize=9)
             if k == len(readings) - 1:
                 for ax in (ax_c, ax_f):
-                    ax.set_xlabel("interaction vertex n", fontsize=9)
+                    ax.set_xlabel("interaction vertex n", fontsize=10)
     if per_reading:
         from matplotlib.ticker import LogLocator, NullFormatter  # noqa: PLC0415
 
@@ -765,9 +816,10 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
             ax_c.yaxis.set_major_locator(LogLocator(base=10))
             ax_c.yaxis.set_minor_formatter(NullFormatter())
         return axes
-    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel=f"1/T' (original: 1/T × {N})")
+    axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="$1/T'$ of the good cells")
     axes[1].set(xlabel="interaction vertex n", ylabel="fraction of the grid that is good", ylim=(0, 1))
-    axes[0].legend(fontsize=9, loc="best")
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)  # clear of the data
     for ax in axes:
         ax.tick_params(labelsize=9)
     return axes
@@ -897,7 +949,7 @@ def _f1_panel(ax, records, variant, n, grid, *, N, dtype):
     mesh = ax.pcolormesh(_log_edges(lrs), _log_edges(its), np.where(np.isfinite(z), z, np.nan),
                          cmap="viridis", vmin=0, vmax=1)
     ax.set_xscale("log"), ax.set_yscale("log")
-    _major_log_ticks(ax)
+    _major_log_ticks(ax, lrs, its)
     i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(z), z, -np.inf)), z.shape)
     ax.plot(lrs[j], its[i], marker="*", color="white", markeredgecolor="black", markersize=11)
     return mesh
@@ -905,6 +957,10 @@ def _f1_panel(ax, records, variant, n, grid, *, N, dtype):
 
 def plot_f1_panels(panels, *, ncols=2, grid="paper", N=794, dtype="float64", title=None):
     """Validation macro-F1 heatmaps, one per panel, on a shared 0-to-1 scale, ``ncols`` to a row.
+
+    Each panel's y axis is its network's own inverse temperature (1/T for the original,
+    1/T' for the normalized), labelled in the first column and wherever the network
+    changes along a row; grids spanning under two decades are ticked at their values.
 
     Parameters
     ----------
@@ -937,8 +993,9 @@ def plot_f1_panels(panels, *, ncols=2, grid="paper", N=794, dtype="float64", tit
         ax.set_title(label, fontsize=9)
         if k + ncols >= len(panels):
             ax.set_xlabel("initial learning rate")
-        if k % ncols == 0:
-            ax.set_ylabel("inverse temperature 1/T")
+        # each network's own axis (1/T original, 1/T' normalized), named wherever it changes along a row
+        if k % ncols == 0 or variant != panels[k - 1][1]:
+            ax.set_ylabel(INV_TEMPERATURE_LABELS.get(variant, "$1/T$"))
     mesh = next((m for m in meshes if m is not None), None)
     if mesh is not None:
         fig.colorbar(mesh, ax=axes, shrink=0.6, label="validation macro-F1 (higher is better)")
@@ -989,9 +1046,10 @@ def plot_metric_profiles(curves, *, N=794, metric="f1", axes=None, ylabel="valid
     """A metric against 1/T' for several networks, one panel per learning rate.
 
     ``curves`` maps a label to ``(records, style)``: sweep records (one n) and line
-    keywords. The original network's 1/T is multiplied by ``N`` so that every curve
-    sits on the normalized scale, where a homogeneous F makes the two networks
-    coincide. A record whose metric is missing (not finite) is drawn at 0.
+    keywords. One x axis, 1/T': the original network's 1/T is drawn as N/T (``N``
+    times its 1/T), the 1/T' at which the normalized network computes the same thing,
+    where a homogeneous F makes the two networks coincide (say so in the labels or the
+    caption). A record whose metric is missing (not finite) is drawn at 0.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -1005,7 +1063,7 @@ def plot_metric_profiles(curves, *, N=794, metric="f1", axes=None, ylabel="valid
             x = [r["inv_temperature"] * (N if r["variant"] == "original" else 1) for r in sel]
             y = [r[metric] if r[metric] is not None else 0.0 for r in sel]
             ax.plot(x, y, label=label, markersize=5, **style)
-        ax.set(xscale="log", xlabel=f"1/T' (original: 1/T × {N})", title=f"learning rate {lr:g}")
+        ax.set(xscale="log", xlabel="$1/T'$", title=f"learning rate {lr:g}")
         ax.title.set_fontsize(9)
         ax.tick_params(labelsize=9)
     axes[0].set_ylabel(ylabel)

@@ -35,3 +35,48 @@ def test_full_beside_short_one_row_per_grid():
     mesh = axes[0].collections[0].get_array()
     assert np.isclose(np.nanmax(mesh), 0.52)
     plt.close(fig)
+
+
+def _visible_ticks(axis):
+    lo, hi = sorted(axis.get_view_interval())
+    return [t for t in axis.get_majorticklocs() if lo <= t <= hi]
+
+
+def test_f1_panels_name_each_networks_own_temperature_and_tick_short_grids():
+    recs = _grid("original", 2, 0.5) + _grid("normalized", 2, 0.5)
+    fig = plots.plot_f1_heatmaps(recs, (2,))
+    axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert [ax.get_ylabel() for ax in axes] == ["$1/T$", "$1/T'$"]
+    # the learning rates span one decade: ticked at the grid's two rates, not one decade tick
+    np.testing.assert_allclose(_visible_ticks(axes[0].xaxis), [0.01, 0.1])
+    plt.close(fig)
+    # the same network side by side (500 vs 60 epochs): only the first column is labelled
+    fig = plots.plot_f1_panels([(recs, "normalized", 2, "a"), (recs, "normalized", 2, "b")])
+    assert [ax.get_ylabel() for ax in fig.axes[:2]] == ["$1/T'$", ""]
+    plt.close(fig)
+
+
+def _rows(variant, centre, good=0.3):
+    return [dict(variant=variant, n=n, N=100, grid="coarse", dtype="float64", best=0.0,
+                 good_inv_temperature_center=c, good_inv_temperature_min=c / 3,
+                 good_inv_temperature_max=c * 3, good_learning_rate_center=0.1, good_fraction=good)
+            for n, c in zip((2, 5, 10), centre)]
+
+
+def test_good_region_figures_keep_one_temperature_per_axis_and_never_blend_ranges():
+    orig = _rows("original", (0.01, 0.02, 0.03))  # 1/T; drawn at N/T = 1, 2, 3
+    norm = _rows("normalized", (1.0, 2.0, 3.0))
+    for axes in (plots.plot_optimum_vs_n(orig + norm),
+                 plots.plot_readings({"A": orig + norm}, per_reading=True)[0],
+                 plots.plot_readings({"A": orig + norm, "B": norm})):
+        ax = axes[0]
+        assert ax.get_ylabel().startswith("$1/T'$") and "original" not in ax.get_ylabel()
+        assert not [c for c in ax.collections if type(c).__name__ == "FillBetweenPolyCollection"
+                    or (type(c).__name__ == "PolyCollection" and c.get_alpha())]  # no shaded bands
+        bars = [c for c in ax.collections if type(c).__name__ == "LineCollection"]
+        xs = [sorted({round(float(seg[0][0]), 6) for seg in b.get_segments()}) for b in bars]
+        assert len(xs) >= 2 and all(not set(a) & set(b) for a in xs for b in xs if a is not b)
+        # the original network's centre sits on the normalized one's: drawn at N/T
+        line = next(ln for ln in ax.get_lines() if "original" in ln.get_label())
+        np.testing.assert_allclose(np.asarray(line.get_ydata(), dtype=float), [1.0, 2.0, 3.0])
+        plt.close("all")
