@@ -252,7 +252,7 @@ def worker(args):
     return {
         "threads": threads,
         "clock": "process CPU time" if threads == 1 else "wall time",
-        "env": {k: os.environ.get(k) for k in THREAD_VARS},
+        "env": {k: os.environ.get(k) for k in (*THREAD_VARS, "OPENBLAS_THREAD_TIMEOUT")},
         "cpu_kernels": cpu_kernels.description(),
         "load_average_before_rounds": loads,
         "load_average_after": list(os.getloadavg()),
