@@ -321,8 +321,11 @@ def table(result):
     for run in result["runs"]:
         t, med, ratios, acc = run["threads"], run["median_seconds_per_epoch"], run["ratios"], run["accuracy"]
         loads = [la[0] for la in run["load_average_before_rounds"]] + [run["load_average_after"][0]]
-        lines += [f"**{t} thread{'s' if t > 1 else ''}** ({run['clock']}; {run['cpu_kernels']}; 1-minute load "
-                  f"average {min(loads):.1f}–{max(loads):.1f} during the run)", "",
+        timeout = (run.get("env") or {}).get("OPENBLAS_THREAD_TIMEOUT")
+        with_timeout = f", with OPENBLAS_THREAD_TIMEOUT={timeout}" if timeout else ""
+        head = (f"**{t} thread{'s' if t > 1 else ''}{with_timeout}** ({run['clock']}; {run['cpu_kernels']}; "
+                f"1-minute load average {min(loads):.1f}–{max(loads):.1f} during the run)")
+        lines += [head, "",
                   "| contender | seconds per epoch (median) | ratio | test accuracy (epochs) |", "|---|---|---|---|"]
         for label, key, ratio in ROWS:
             if key not in med:
@@ -365,6 +368,9 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--epochs", type=int, default=2, help="E: epochs timed per fit (after one untimed)")
     p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--blas-timeout", type=int, default=None, metavar="T",
+                   help="also run each thread count > 1 with OPENBLAS_THREAD_TIMEOUT=T (OpenBLAS's idle threads "
+                        "busy-wait 2**T cycles after a product, on the cores the numba kernels then use; 4 is the least)")
     p.add_argument("--author-repo", default=os.environ.get("DAMLITE_AUTHOR_REPO"),
                    help="a checkout of hmcalister/Hopfield-Network-PyTorch (its package is imported from there)")
     p.add_argument("--readme", metavar="JSON", help="write the README's table from this record, then stop")
@@ -381,16 +387,25 @@ def main(argv=None):
         print(json.dumps(worker(args)))
         return 0
     runs = []
+    settings = []
     for t in [int(x) for x in args.threads.split(",")]:
+        settings.append((t, None))
+        if args.blas_timeout is not None and t > 1:
+            settings.append((t, args.blas_timeout))
+    for t, timeout in settings:
         env = dict(os.environ, DAMLITE_QUIET="1", PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH",
                                                                                                          "")]))
         env.update({k: str(t) for k in THREAD_VARS})
+        env.pop("OPENBLAS_THREAD_TIMEOUT", None)
+        if timeout is not None:
+            env["OPENBLAS_THREAD_TIMEOUT"] = str(timeout)
         cmd = [sys.executable, __file__, "--worker", "--threads", str(t), "--rounds", str(args.rounds), "--epochs",
                str(args.epochs), "--data-dir", args.data_dir] + (["--no-peers"] if args.no_peers else []) \
             + (["--author-repo", args.author_repo] if args.author_repo else [])
         out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
         runs.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps({"threads": t, "ratios": runs[-1]["ratios"], "accuracy": runs[-1]["accuracy"]}, indent=1))
+        print(json.dumps({"threads": t, "openblas_thread_timeout": timeout, "ratios": runs[-1]["ratios"],
+                          "accuracy": runs[-1]["accuracy"]}, indent=1))
     result = {
         "benchmark": "Krotov & Hopfield's MNIST configuration, full MNIST, per epoch (bench/cpu_epoch.py)",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

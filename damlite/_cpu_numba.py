@@ -180,6 +180,57 @@ def _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, 
     return _sum_diff(fu, fo, scratch[0, :8], zero)
 
 
+
+
+@njit(inline="always")
+def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB):
+    """fu = F(scale d), dfu = F'(scale d) over the K memories (the neuron's own sign), one vectorised pass.
+
+    The same operations as :func:`_pass_nb` with w x = 0 (d - 0 is d exactly), so the
+    values are those of the flipped passes' formula.
+    """
+    not_poly = kind != POLYNOMIAL
+    rect = kind == RECTIFIED
+    leaky = kind == LEAKY
+    for k in range(drow.shape[0]):
+        o = scale * drow[k]
+        r = zero if ((not_poly and o <= zero) or abs(o) < flush) else o
+        low = _power_bits(r, n1, one, NB)
+        below = leaky and o < zero
+        fu[k] = slope * o if below else low * r
+        dfu[k] = slope if below else (zero if (rect and o <= zero) else nf * low)
+
+
+@njit(inline="always")
+def _row_passes(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth, fo,
+                zeros):
+    """One row's F(u), F'(u) and, for each evaluated neuron i, sum_k [F(u_k) - F(u'_k)] in ``accs[i]``
+    with F'(u'_i) in ``dfo[i]``.
+
+    The exponent's bit width (5 or 7) is chosen once per row, outside the loops, so that
+    each pass is straight-line vector code writing to its own row of ``dfo``; the
+    exponential and n > 128 take :func:`_flip`'s pass per step (``scratch``, ``oth``, ``fo``, and
+    ``zeros``, K zeros).
+    """
+    n1 = n - 1
+    M = wg.shape[0]
+    if kind != EXPONENTIAL and n1 < 32:
+        _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, 5)
+        for i in range(M):
+            accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one,
+                               flush, 5, True)
+    elif kind != EXPONENTIAL and n1 < 128:
+        _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, 7)
+        for i in range(M):
+            accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one,
+                               flush, 7, True)
+    else:
+        _flip(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)
+        for i in range(M):
+            accs[i] = _flip(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
+                            flush, True)
+
+
 _ipow = njit(inline="always")(_scalar.ipow)
 
 
@@ -189,27 +240,30 @@ def _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, bi, bo, consts, kind, n, t
 
     Compiled with fastmath ``reassoc`` only (no assumption about NaN or inf): sums over
     the memories run in vector lanes, in an order fixed by the compiled code, not by
-    the thread count.
+    the thread count. Each work array is its own allocation (no aliasing for the
+    vectoriser to guard against).
     """
     M, K = w.shape[1], w.shape[2]
     zero, one, two, nf, slope, tm, flush, err_flush, tiny = (consts[0], consts[1], consts[2], consts[3], consts[4],
                                                              consts[5], consts[6], consts[7], consts[8])
-    buf = np.zeros((8, max(K, 8)), d.dtype)  # work space: rows u, F(u), F'(u), F'(u'), r, zeros, scratch
-    u, fu, dfu, dfo, racc, zeros, scratch = buf[0, :K], buf[1, :K], buf[2, :K], buf[3, :K], buf[4, :K], buf[5, :K], \
-        buf[6:8]
+    dt = d.dtype
+    fu, dfu, racc, oth, fo = np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt)
+    dfo = np.empty((M, K), dt)  # F'(u') of the row's evaluated neurons
+    accs = np.empty(M, dt)
+    scratch, zeros = np.zeros((2, max(K, 8)), dt), np.zeros(K, dt)
     wg = w[g]
     total = zero
     for b in range(b0, b1):
         drow = d[g * d_g + b * d_b]
         rx = g * x_g + b * x_b
-        _flip(drow, zeros, zero, bi, zeros, u, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)  # F, F'
+        _row_passes(drow, wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth, fo,
+                    zeros)
         sgx = zero
         for k in range(K):
             racc[k] = zero
         for i in range(M):
             x = xs[rx, i]
-            acc = _flip(drow, wg[i], x, bi, fu, u, u, dfo, scratch, kind, n, nf, slope, zero, one, flush, True)
-            cc = math.tanh(bo * x * acc)
+            cc = math.tanh(bo * x * accs[i])
             err = targets[rx, i] - cc
             if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
                 continue
@@ -221,8 +275,9 @@ def _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, bi, bo, consts, kind, n, t
                 sgx += gx
                 g2 = two * gi
                 gpi = gp[i]
+                dfi = dfo[i]
                 for k in range(K):
-                    v = dfo[k]
+                    v = dfi[k]
                     gpi[k] += g2 * v
                     racc[k] -= gx * v
         if want_grad:
