@@ -92,6 +92,51 @@ def _fit_seconds(data, dtype, variant, epochs, clock, engine="auto"):
             os.environ["DAMLITE_CPU_KERNELS"] = old
 
 
+class _Breakdown:
+    """Where a fit's time goes: the matrix products the kernels' wrapper calls (``np.matmul`` in
+    damlite.cpu_kernels) and each numba kernel, on the benchmark's clock; the rest is the gather,
+    the optimiser's bookkeeping and Python. Installed only around the extra, untimed fits."""
+
+    def __init__(self, clock):
+        self.clock, self.seconds = clock, {}
+
+    def __enter__(self):
+        import numpy as np  # noqa: PLC0415
+
+        from damlite import cpu_kernels  # noqa: PLC0415
+
+        outer = self
+
+        class _NumPy:  # np as cpu_kernels sees it, with matmul timed
+            def __getattr__(self, name):
+                return getattr(np, name)
+
+            @staticmethod
+            def matmul(*a, **k):
+                start = outer.clock()
+                out = np.matmul(*a, **k)
+                outer.add("products", start)
+                return out
+
+        def call(name, *a):
+            start = outer.clock()
+            out = self._call(name, *a)
+            outer.add(f"kernel {name}", start)
+            return out
+
+        self._module, self._call = cpu_kernels, cpu_kernels._call
+        cpu_kernels.np, cpu_kernels._call = _NumPy(), call
+        return self
+
+    def add(self, key, start):
+        self.seconds[key] = self.seconds.get(key, 0.0) + self.clock() - start
+
+    def __exit__(self, *exc):
+        import numpy as np  # noqa: PLC0415
+
+        self._module.np, self._module._call = np, self._call
+
+
 def _train_memories_problem(data, seed=0):
     """Krotov's problem as train_memories takes it: probes (X, -1 labels), bipolar one-hot targets, N(-0.3, 0.3)."""
     import numpy as np  # noqa: PLC0415
@@ -234,6 +279,17 @@ def worker(args):
                 accuracy[name] = {"epochs": peer.epochs_done, "test_accuracy": peer.test_accuracy()}
         print(f"threads={threads} round {r + 1}/{args.rounds} (load {loads[-1][0]:.1f}): "
               + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), file=sys.stderr, flush=True)
+    breakdown = {}  # per epoch, by differencing instrumented fits of 1 + E and 1 epochs (untimed otherwise)
+    for name in ("estimator_float64_original", "estimator_float64_normalized", "estimator_float32_normalized"):
+        dtype, variant, engine = estimators[name]
+        parts = []
+        for epochs in (1 + E, 1):
+            with _Breakdown(clock) as bd:
+                total, _ = _fit_seconds(data, dtype, variant, epochs, clock, engine)
+            parts.append(dict(bd.seconds, fit=total))
+        per = {k: (parts[0].get(k, 0.0) - parts[1].get(k, 0.0)) / E for k in parts[0]}
+        per["rest"] = per["fit"] - sum(v for k, v in per.items() if k != "fit")
+        breakdown[name] = per
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {
         "float64_original_epoch_over_products": med["estimator_float64_original"] / med["products_float64"],
@@ -261,6 +317,7 @@ def worker(args):
         "setup_seconds_median": {k: statistics.median(v) for k, v in setups.items()},
         "accuracy": accuracy,
         "ratios": ratios,
+        "in_epoch_breakdown_seconds": breakdown,
         "skipped": skipped,
         "provenance": provenance("numpy"),
     }
@@ -346,6 +403,13 @@ def table(result):
                   f"{'met' if sp >= 1.7 else 'missed'}); setup of a fit (medians): "
                   + ", ".join(f"{k.replace('estimator_', '')} {v:.2f} s" for k, v in run["setup_seconds_median"].items()
                               if k.startswith("estimator_float")), ""]
+        for name, per in run.get("in_epoch_breakdown_seconds", {}).items():
+            label = name.replace("estimator_", "").replace("_", " ")
+            kernels = sum(v for k, v in per.items() if k.startswith("kernel"))
+            lines += [f"Inside one epoch ({label}, an instrumented fit outside the rounds): "
+                      f"{per['fit']:.3f} s = products {per.get('products', 0):.3f} s + numba kernels {kernels:.3f} s "
+                      f"+ the rest {per['rest']:.3f} s (the gather, bookkeeping, Python); the epoch is "
+                      f"{per['fit'] / per['products']:.2f}× the products it ran.", ""]
     lines.append(f"Record: {result.get('command', 'bench/cpu_epoch.py')}, {result['date']}, "
                  f"{result['machine']['processor']} ({result['machine']['cpu_count']} cores).")
     return "\n".join(lines)

@@ -202,31 +202,41 @@ def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB):
 
 
 @njit(inline="always")
+def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slope, zero, one, flush, oth, fo, NB):
+    """The own pass and the M flipped passes of one row, exponent width ``NB`` (see :func:`_row_passes`)."""
+    _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB)
+    for i in range(wg.shape[0]):
+        accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one, flush,
+                           NB, True)
+
+
+@njit(inline="always")
 def _row_passes(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth, fo,
                 zeros):
     """One row's F(u), F'(u) and, for each evaluated neuron i, sum_k [F(u_k) - F(u'_k)] in ``accs[i]``
     with F'(u'_i) in ``dfo[i]``.
 
-    The exponent's bit width (5 or 7) is chosen once per row, outside the loops, so that
-    each pass is straight-line vector code writing to its own row of ``dfo``; the
-    exponential and n > 128 take :func:`_flip`'s pass per step (``scratch``, ``oth``, ``fo``, and
-    ``zeros``, K zeros).
+    The interaction's kind and the exponent's bit width (5 or 7) are chosen once per row,
+    outside the loops, and passed on as constants, so that each pass is straight-line
+    vector code (with the kind a run-time value the selects on it stay in the loop, and
+    float32 loses about a third of its speed) writing to its own row of ``dfo``; the
+    exponential and n > 128 take :func:`_flip`'s pass per step (``scratch``, ``oth``, ``fo``,
+    and ``zeros``, K zeros).
     """
     n1 = n - 1
-    M = wg.shape[0]
-    if kind != EXPONENTIAL and n1 < 32:
-        _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, 5)
-        for i in range(M):
-            accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one,
-                               flush, 5, True)
+    if n1 < 32 and kind == RECTIFIED:
+        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, RECTIFIED, n1, nf, slope, zero, one, flush, oth, fo,
+                       5)
+    elif n1 < 32 and kind == POLYNOMIAL:
+        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, POLYNOMIAL, n1, nf, slope, zero, one, flush, oth, fo,
+                       5)
+    elif n1 < 32 and kind == LEAKY:
+        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, LEAKY, n1, nf, slope, zero, one, flush, oth, fo, 5)
     elif kind != EXPONENTIAL and n1 < 128:
-        _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, 7)
-        for i in range(M):
-            accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one,
-                               flush, 7, True)
+        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slope, zero, one, flush, oth, fo, 7)
     else:
         _flip(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)
-        for i in range(M):
+        for i in range(wg.shape[0]):
             accs[i] = _flip(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
                             flush, True)
 
