@@ -1,0 +1,110 @@
+#!/usr/bin/env python
+"""Whole MNIST fits with the numba kernels of two (or more) git revisions, interleaved in one process.
+
+    python bench/kernel_ab.py 7307065~1 HEAD --threads 1 --rounds 3 --out bench/results/kernel-ab-<date>.json
+
+``damlite/_cpu_numba.py`` of each revision is loaded as its own module; everything else
+(the estimator, the wrapper, the data) is the working tree's. Each round fits, for each
+revision in turn, the float64 original and the float32 normalized network of Krotov's
+configuration (bench/cpu_epoch.py) on all 60 000 digits; the per-epoch cost is
+(fit of 1 + E epochs - fit of 1 epoch) / E, medians over rounds. Comparing kernels inside one
+process and one round removes most of this shared machine's drift between runs, which
+is as large as the change measured (about 15 % between hours).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CASES = (("float64", "original"), ("float32", "normalized"))
+
+
+def _load_kernels(rev, tmp):
+    """damlite/_cpu_numba.py at git revision ``rev`` as module damlite._cpu_numba_<i>."""
+    source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:damlite/_cpu_numba.py"], check=True,
+                            capture_output=True, text=True).stdout
+    name = f"damlite._cpu_numba_ab{len(list(Path(tmp).iterdir()))}"
+    path = Path(tmp) / f"{name.split('.')[-1]}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("revisions", nargs="+", help="git revisions whose damlite/_cpu_numba.py to compare")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=3, help="E: epochs timed per fit (after one untimed)")
+    p.add_argument("--data-dir", default=os.environ.get("DAMLITE_DATA_DIR") or str(REPO.parent / "shared" / "data"
+                                                                                    / "mnist"))
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[var] = str(args.threads)  # before NumPy and numba load
+    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(HERE))
+    import cpu_epoch as ce  # noqa: PLC0415
+
+    from damlite import cpu_kernels  # noqa: PLC0415
+    from damlite.datasets import load_mnist  # noqa: PLC0415
+    from damlite.experiments import provenance  # noqa: PLC0415
+
+    if not cpu_kernels.available():
+        raise SystemExit("the numba kernels are off here (DAMLITE_CPU_KERNELS or numba missing): nothing to compare")
+    clock = ce._clock(args.threads)
+    data = load_mnist(source="full", data_dir=args.data_dir, validation_size=0, dtype="float64")
+    small = ce._Small(data)
+    E = args.epochs
+    times = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        kernels = {rev: _load_kernels(rev, tmp) for rev in args.revisions}
+        for module in kernels.values():  # compile outside the rounds
+            cpu_kernels._kernels = module
+            for dtype, variant in CASES:
+                ce._fit_seconds(small, dtype, variant, 1, clock)
+        for r in range(args.rounds):
+            for rev, module in kernels.items():
+                cpu_kernels._kernels = module
+                for dtype, variant in CASES:
+                    t1, _ = ce._fit_seconds(data, dtype, variant, 1, clock)
+                    t2, _ = ce._fit_seconds(data, dtype, variant, 1 + E, clock)
+                    times.setdefault(f"{rev} {dtype} {variant}", []).append((t2 - t1) / E)
+            print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()),
+                  file=sys.stderr, flush=True)
+    commits = {rev: subprocess.run(["git", "-C", str(REPO), "rev-parse", rev], check=True, capture_output=True,
+                                   text=True).stdout.strip() for rev in args.revisions}
+    result = {
+        "benchmark": "whole MNIST fits, numba kernels of several revisions interleaved (bench/kernel_ab.py)",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python bench/kernel_ab.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "revisions": commits, "threads": args.threads, "rounds": args.rounds, "epochs_timed": E,
+        "clock": "process CPU time" if args.threads == 1 else "wall time",
+        "median_seconds_per_epoch": {k: statistics.median(v) for k, v in times.items()},
+        "all_seconds": times,
+        "provenance": provenance("numpy"),
+    }
+    for k, v in result["median_seconds_per_epoch"].items():
+        print(f"{k}: {v:.3f} s per epoch (median of {len(times[k])})")
+    out = Path(args.out or REPO / "bench" / "results" / f"kernel-ab-{dt.date.today().isoformat()}.json")
+    out.write_text(json.dumps(result, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
