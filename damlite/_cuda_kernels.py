@@ -47,9 +47,17 @@ def _net(arr, g):
 
 
 @cuda.jit(device=True)
-def _other(bi, dv, zv, x, kind, n, slope):
-    """F and F' at u' = b_in (d - w x) with w = 2 zeta: the argument with neuron i flipped."""
-    return f_and_df(bi * (dv - 2.0 * zv * x), kind, n, slope)
+def _typed(d, n, slope):
+    """(zero, one, n, slope) in the dtype of array ``d``: the kernels' typed constants
+    (see :func:`damlite.gpu_kernels.scalar_kernels`)."""
+    t = d.dtype.type
+    return t(0), t(1), t(n), t(slope)
+
+
+@cuda.jit(device=True)
+def _other(bi, dv, zv, x, kind, n, nf, slope, zero, one):
+    """F and F' at u' = b_in (d - w x) with w = 2 zeta (zv + zv: exact, in the data's type): neuron i flipped."""
+    return f_and_df(bi * (dv - (zv + zv) * x), kind, n, nf, slope, zero, one)
 
 
 @cuda.jit
@@ -58,17 +66,18 @@ def outputs(d, zeta, xs, targets, b_in, b_out, kind, n, slope, two_m, loss_terms
     g, b, i, inside = _cell(d, zeta.shape[1])
     if not inside:
         return
+    zero, one, nf, sl = _typed(d, n, slope)
     bi = b_in[g]
     x = xs[_net(xs, g), b, i]
-    acc = 0.0
+    acc = zero
     for k in range(d.shape[2]):
-        fu, _ = f_and_df(bi * d[g, b, k], kind, n, slope)
-        fo, _ = _other(bi, d[g, b, k], zeta[g, i, k], x, kind, n, slope)
+        fu, _ = f_and_df(bi * d[g, b, k], kind, n, nf, sl, zero, one)
+        fo, _ = _other(bi, d[g, b, k], zeta[g, i, k], x, kind, n, nf, sl, zero, one)
         acc += fu - fo
     c = math.tanh(b_out[g] * x * acc)
     err = targets[_net(targets, g), b, i] - c
-    loss_terms[g, b, i] = power(err, two_m)
-    g_out[g, b, i] = -two_m * power(err, two_m - 1) * (1.0 - c * c)
+    loss_terms[g, b, i] = power(err, two_m, one)
+    g_out[g, b, i] = -d.dtype.type(two_m) * power(err, two_m - 1, one) * (one - c * c)
 
 
 @cuda.jit
@@ -77,16 +86,17 @@ def rows(d, zeta, xs, gs, b_in, kind, n, slope, r_all):
     g, b, k, inside = _cell(d, d.shape[2])
     if not inside:
         return
+    zero, one, nf, sl = _typed(d, n, slope)
     dv = d[g, b, k]
-    _, dfu = f_and_df(b_in[g] * dv, kind, n, slope)
-    gx_sum = 0.0
-    acc = 0.0
+    _, dfu = f_and_df(b_in[g] * dv, kind, n, nf, sl, zero, one)
+    gx_sum = zero
+    acc = zero
     row = _net(xs, g)
     for i in range(zeta.shape[1]):
         x = xs[row, b, i]
         gx = gs[g, b, i] * x
         gx_sum += gx
-        _, dfo = _other(b_in[g], dv, zeta[g, i, k], x, kind, n, slope)
+        _, dfo = _other(b_in[g], dv, zeta[g, i, k], x, kind, n, nf, sl, zero, one)
         acc += gx * dfo
     r_all[g, b, k] = dfu * gx_sum - acc
 
@@ -105,11 +115,12 @@ def columns(d, zeta, xs, gs, b_in, kind, n, slope, rows_per_chunk, part):
     i = (t // K) % M
     k = t % K
     row = _net(xs, g)
-    acc = 0.0
+    zero, one, nf, sl = _typed(d, n, slope)
+    acc = zero
     for b in range(c * rows_per_chunk, _smaller(B, (c + 1) * rows_per_chunk)):
-        _, dfo = _other(b_in[g], d[g, b, k], zeta[g, i, k], xs[row, b, i], kind, n, slope)
+        _, dfo = _other(b_in[g], d[g, b, k], zeta[g, i, k], xs[row, b, i], kind, n, nf, sl, zero, one)
         acc += gs[g, b, i] * dfo
-    part[g, c, i, k] = 2.0 * acc
+    part[g, c, i, k] = acc + acc  # 2 acc, exactly, in the data's type
 
 
 @cuda.jit
@@ -209,7 +220,9 @@ def step(grad, velocity, memories, loss, bad, finite, lr, momentum, floor, norma
     k = cuda.blockIdx.x % K
     tid = cuda.threadIdx.x
     ok = finite[g] != 0 and bad[g] == 0 and math.isfinite(loss[g])
-    largest = 0.0
+    t = memories.dtype.type
+    lo, hi = t(-1), t(1)
+    largest = t(0)
     for j in range(tid, N, cuda.blockDim.x):
         if ok:
             v = momentum * velocity[g, k, j] - grad[g, k, j]
@@ -230,7 +243,7 @@ def step(grad, velocity, memories, loss, bad, finite, lr, momentum, floor, norma
             v = v / denom
         new = memories[g, k, j] + rate * v
         if clamp[j]:
-            new = _smaller(_larger(new, -1.0), 1.0)
+            new = _smaller(_larger(new, lo), hi)
         memories[g, k, j] = new
     if k == 0 and tid == 0:
         if ok:

@@ -56,11 +56,13 @@ def mode() -> str:
 def scalar_kernels(jit):
     """``(power, f_and_df)`` compiled by ``jit`` (a numba decorator): the interactions as scalar code.
 
-    ``power(base, e)`` is base**e by repeated squaring (the products of
-    :func:`damlite.interactions.integer_power`); ``f_and_df(x, kind, n, slope)``
+    ``power(base, e, one)`` is base**e by repeated squaring (the products of
+    :func:`damlite.interactions.integer_power`); ``f_and_df(x, kind, n, nf, slope, zero, one)``
     returns F(x) and F'(x) for the built-in kinds of
     :func:`damlite.cpu_kernels.interaction_code`: x**n (polynomial),
-    max(x, 0)**n (rectified), x**n above 0 and slope x below (leaky), exp(x).
+    max(x, 0)**n (rectified), x**n above 0 and slope x below (leaky), exp(x). ``nf`` (n),
+    ``slope``, ``zero`` and ``one`` come in the data's type: a float literal here would be a
+    float64 and would turn float32 kernels into float64 arithmetic (1/32 of the speed on a T4).
     """
     from ._scalar import ipow  # noqa: PLC0415 - the square-and-multiply shared with the CPU kernels
     from .cpu_kernels import EXPONENTIAL, LEAKY, RECTIFIED  # noqa: PLC0415
@@ -68,22 +70,22 @@ def scalar_kernels(jit):
     ipow_dev = jit(ipow)
 
     @jit
-    def power(base, e):
-        return ipow_dev(base, e, 1.0)
+    def power(base, e, one):
+        return ipow_dev(base, e, one)
 
     @jit
-    def f_and_df(x, kind, n, slope):
+    def f_and_df(x, kind, n, nf, slope, zero, one):
         if kind == EXPONENTIAL:
             v = math.exp(x)
             return v, v
         if kind == RECTIFIED:
-            if x <= 0.0:
-                return 0.0, 0.0
+            if x <= zero:
+                return zero, zero
         elif kind == LEAKY:
-            if x < 0.0:
+            if x < zero:
                 return slope * x, slope
-        low = power(x, n - 1)
-        return low * x, n * low
+        low = power(x, n - 1, one)
+        return low * x, nf * low
 
     return power, f_and_df
 
