@@ -6,6 +6,7 @@ with a GPU the same comparison runs on CuPy arrays.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -180,10 +181,10 @@ def test_minibatch_setting_keeps_the_kernels_but_not_whole_epochs(monkeypatch):
     assert gpu_kernels.available()
 
 
-def test_kernels_compile_to_ptx_for_an_h100():
-    """Every kernel through numba's CUDA type inference and NVVM, float32 and float64, for compute capability
-    9.0, without a GPU (the simulator runs the kernels as Python and checks no types). Skipped where NVVM
-    is missing."""
+@contextlib.contextmanager
+def _ptx_compiler(cc):
+    """``compile(kernel name, signature) -> PTX`` for compute capability ``cc`` without a GPU, and numba's
+    types module; skips where numba.cuda does not import or NVVM is missing."""
     import types as pytypes
 
     from damlite.gpu_kernels import _import_cuda
@@ -198,38 +199,50 @@ def test_kernels_compile_to_ptx_for_an_h100():
         pytest.skip(f"numba.cuda does not import: {exc}")
     if not hasattr(dispatcher, "get_current_device"):
         pytest.skip("this numba.cuda compiles device functions differently")
-    mp = pytest.MonkeyPatch()
-    # device functions ask the current device for its compute capability: say an H100's
-    mp.setattr(dispatcher, "get_current_device", lambda: pytypes.SimpleNamespace(compute_capability=(9, 0)))
-    f64, i64, i8 = T.float64, T.int64, T.int8
 
-    def a(dt, nd):
-        return T.Array(dt, nd, "A")
-
-    try:
+    def compile_ptx(name, sig):
         try:
-            cuda.compile_ptx(k.gather.py_func, (a(f64, 2), a(f64, 2), a(i64, 1), i64, a(f64, 2), a(f64, 2),
-                                                a(i8, 1)), cc=(9, 0))
+            return cuda.compile_ptx(getattr(k, name).py_func, sig, cc=cc)[0]
         except Exception as exc:  # noqa: BLE001
             if "NVVM" in type(exc).__name__ + str(exc) or "CudaSupportError" in type(exc).__name__:
                 pytest.skip(f"no NVVM here: {type(exc).__name__}")
             raise
-        for dt in (T.float32, T.float64):
-            v = lambda nd: a(dt, nd)  # noqa: E731
-            sigs = {
-                "gather": (v(2), v(2), a(i64, 1), i64, v(2), v(2), a(i8, 1)),
-                "outputs": (v(3), v(3), v(3), v(3), v(1), v(1), i64, i64, f64, i64, v(3), v(3)),
-                "rows": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, v(3)),
-                "columns": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, i64, v(4)),
-                "finish": (v(3), v(4), a(i64, 1), v(1), v(3), v(1), a(i8, 1)),
-                "step": (v(3), v(3), v(3), v(1), a(i8, 1), a(i8, 1), v(1), dt, dt, T.boolean, a(i8, 1), v(2), v(1),
-                         a(i8, 1)),
-            }
-            for name, sig in sigs.items():
-                ptx, _ = cuda.compile_ptx(getattr(k, name).py_func, sig, cc=(9, 0))
-                assert ".entry" in ptx, (name, dt)
+
+    mp = pytest.MonkeyPatch()
+    # device functions ask the current device for its compute capability
+    mp.setattr(dispatcher, "get_current_device", lambda: pytypes.SimpleNamespace(compute_capability=cc))
+    try:
+        yield compile_ptx, T
     finally:
         mp.undo()
+
+
+def _kernel_signatures(T, dt):
+    """Each kernel's argument types on arrays of ``dt`` (any strides); float scalars come as float64."""
+    f64, i64, i8 = T.float64, T.int64, T.int8
+
+    def v(nd, of=dt):
+        return T.Array(of, nd, "A")
+
+    return {
+        "gather": (v(2), v(2), v(1, i64), i64, v(2), v(2), v(1, i8)),
+        "outputs": (v(3), v(3), v(3), v(3), v(1), v(1), i64, i64, f64, i64, v(3), v(3)),
+        "rows": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, v(3)),
+        "columns": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, i64, v(4)),
+        "finish": (v(3), v(4), v(1, i64), v(1), v(3), v(1), v(1, i8)),
+        "step": (v(3), v(3), v(3), v(1), v(1, i8), v(1, i8), v(1), dt, dt, T.boolean, v(1, i8), v(2), v(1),
+                 v(1, i8)),
+    }
+
+
+def test_kernels_compile_to_ptx_for_an_h100():
+    """Every kernel through numba's CUDA type inference and NVVM, float32 and float64, for compute capability
+    9.0, without a GPU (the simulator runs the kernels as Python and checks no types). Skipped where NVVM
+    is missing."""
+    with _ptx_compiler((9, 0)) as (compile_ptx, T):
+        for dt in (T.float32, T.float64):
+            for name, sig in _kernel_signatures(T, dt).items():
+                assert ".entry" in compile_ptx(name, sig), (name, dt)
 
 
 def test_float32_loss_kernels_do_float32_arithmetic():
@@ -238,43 +251,14 @@ def test_float32_loss_kernels_do_float32_arithmetic():
     (compute capability 7.5) on float32 arrays, must hold no float64 arithmetic or comparison
     (PTX ``*.f64`` instructions other than loading and converting a float64 scalar argument)."""
     import re
-    import types as pytypes
 
-    from damlite.gpu_kernels import _import_cuda
-
-    try:
-        cuda = _import_cuda()
-        import numba.cuda.dispatcher as dispatcher
-        from numba import types as T
-
-        from damlite import _cuda_kernels as k
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"numba.cuda does not import: {exc}")
-    if not hasattr(dispatcher, "get_current_device"):
-        pytest.skip("this numba.cuda compiles device functions differently")
-    mp = pytest.MonkeyPatch()
-    mp.setattr(dispatcher, "get_current_device", lambda: pytypes.SimpleNamespace(compute_capability=(7, 5)))
-    f32, f64, i64 = T.float32, T.float64, T.int64
-
-    def v(nd):
-        return T.Array(f32, nd, "A")
-
-    sigs = {"outputs": (v(3), v(3), v(3), v(3), v(1), v(1), i64, i64, f64, i64, v(3), v(3)),
-            "rows": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, v(3)),
-            "columns": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, i64, v(4))}
-    try:
-        for name, sig in sigs.items():
-            try:
-                ptx, _ = cuda.compile_ptx(getattr(k, name).py_func, sig, cc=(7, 5))
-            except Exception as exc:  # noqa: BLE001
-                if "NVVM" in type(exc).__name__ + str(exc) or "CudaSupportError" in type(exc).__name__:
-                    pytest.skip(f"no NVVM here: {type(exc).__name__}")
-                raise
+    with _ptx_compiler((7, 5)) as (compile_ptx, T):
+        sigs = _kernel_signatures(T, T.float32)
+        for name in ("outputs", "rows", "columns"):
+            ptx = compile_ptx(name, sigs[name])
             f64_ops = [op for op in re.findall(r"\b([a-z]+(?:\.[a-z0-9]+)*\.f64)\b", ptx)
                        if op not in ("ld.param.f64", "cvt.rn.f32.f64")]
             assert not f64_ops, (name, sorted(set(f64_ops)))
-    finally:
-        mp.undo()
 
 
 @pytest.mark.gpu
