@@ -124,15 +124,15 @@ class _Breakdown:
             outer.add(f"kernel {name}", start)
             return out
 
-        self._module, self._np, self._call = cpu_kernels, cpu_kernels.np, cpu_kernels._call
-        cpu_kernels.np, cpu_kernels._call = _NumPy(), call
+        self._module, self._np, self._call = cpu_kernels, cpu_kernels.np, cpu_kernels.call
+        cpu_kernels.np, cpu_kernels.call = _NumPy(), call
         return self
 
     def add(self, key, start):
         self.seconds[key] = self.seconds.get(key, 0.0) + self.clock() - start
 
     def __exit__(self, *exc):
-        self._module.np, self._module._call = self._np, self._call
+        self._module.np, self._module.call = self._np, self._call
 
 
 def _train_memories_problem(data, seed=0):

@@ -203,7 +203,13 @@ def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB):
 
 @njit(inline="always")
 def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slope, zero, one, flush, oth, fo, NB):
-    """The own pass and the M flipped passes of one row, exponent width ``NB`` (see :func:`_row_passes`)."""
+    """One row's F(u), F'(u) and, for each evaluated neuron i, sum_k [F(u_k) - F(u'_k)] in ``accs[i]``
+    with F'(u'_i) in ``dfo[i]``: the own pass and the M flipped passes, exponent width ``NB``.
+
+    Called with the interaction's kind, ``n1`` and ``NB`` constants (:func:`_loss_grad_kernel`), so
+    that each pass is straight-line vector code writing to its own row of ``dfo`` (with them
+    run-time values the selects on them stay in the loop: ~30 % slower in float64, more in
+    float32)."""
     _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB)
     for i in range(wg.shape[0]):
         accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one, flush,
@@ -211,114 +217,128 @@ def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slop
 
 
 @njit(inline="always")
-def _row_passes(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth, fo,
-                zeros):
-    """One row's F(u), F'(u) and, for each evaluated neuron i, sum_k [F(u_k) - F(u'_k)] in ``accs[i]``
-    with F'(u'_i) in ``dfo[i]``.
-
-    The interaction's kind and the exponent's bit width (5 or 7) are chosen once per row,
-    outside the loops, and passed on as constants, so that each pass is straight-line
-    vector code (with the kind a run-time value the selects on it stay in the loop, and
-    float32 loses about a third of its speed) writing to its own row of ``dfo``; the
-    exponential and n > 128 take :func:`_flip`'s pass per step (``scratch``, ``oth``, ``fo``,
-    and ``zeros``, K zeros).
-    """
-    n1 = n - 1
-    if n1 < 32 and kind == RECTIFIED:
-        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, RECTIFIED, n1, nf, slope, zero, one, flush, oth, fo,
-                       5)
-    elif n1 < 32 and kind == POLYNOMIAL:
-        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, POLYNOMIAL, n1, nf, slope, zero, one, flush, oth, fo,
-                       5)
-    elif n1 < 32 and kind == LEAKY:
-        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, LEAKY, n1, nf, slope, zero, one, flush, oth, fo, 5)
-    elif kind != EXPONENTIAL and n1 < 128:
-        _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slope, zero, one, flush, oth, fo, 7)
-    else:
-        _flip(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)
-        for i in range(wg.shape[0]):
-            accs[i] = _flip(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
-                            flush, True)
+def _row_passes_any(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth,
+                    fo, zeros):
+    """:func:`_row_passes_nb` for any kind and exponent, the kind and n run-time values: a pass per step
+    (:func:`_flip`), summed in :func:`_sum_diff`'s fixed order (``scratch``, ``oth``, ``fo`` and ``zeros``,
+    K zeros, are work space). The exponential and n > 128 take it."""
+    _flip(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)
+    for i in range(wg.shape[0]):
+        accs[i] = _flip(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
+                        flush, True)
 
 
 _ipow = njit(inline="always")(_scalar.ipow)
 
 
-@njit(fastmath={"reassoc"})
-def _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, bi, bo, consts, kind, n, two_m, want_grad, g, b0, b1, r, gp):
-    """Rows b0..b1 of network g: returns their loss; adds their gradient columns to ``gp`` (M, K), writes r.
-
-    Compiled with fastmath ``reassoc`` only (no assumption about NaN or inf): sums over
-    the memories run in vector lanes, in an order fixed by the compiled code, not by
-    the thread count. Each work array is its own allocation (no aliasing for the
-    vectoriser to guard against).
-    """
-    M, K = w.shape[1], w.shape[2]
-    zero, one, two, nf, slope, tm, flush, err_flush, tiny = (consts[0], consts[1], consts[2], consts[3], consts[4],
-                                                             consts[5], consts[6], consts[7], consts[8])
-    dt = d.dtype
-    fu, dfu, racc, oth, fo = np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt)
-    dfo = np.empty((M, K), dt)  # F'(u') of the row's evaluated neurons
-    accs = np.empty(M, dt)
-    scratch, zeros = np.zeros((2, max(K, 8)), dt), np.zeros(K, dt)
-    wg = w[g]
+@njit(inline="always")
+def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, two_m, want_grad):
+    """One row's outputs C_i = tanh(b_out x_i accs_i), its loss (returned) and, if ``want_grad``, its
+    part of the evaluated columns' gradient (added to ``gp`` (M, K)) and its row r of r^T xi."""
+    M, K = dfo.shape
+    zero, one, two, tm, err_flush, tiny = consts[0], consts[1], consts[2], consts[5], consts[7], consts[8]
     total = zero
-    for b in range(b0, b1):
-        drow = d[g * d_g + b * d_b]
-        rx = g * x_g + b * x_b
-        _row_passes(drow, wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth, fo,
-                    zeros)
-        sgx = zero
-        for k in range(K):
-            racc[k] = zero
-        for i in range(M):
-            x = xs[rx, i]
-            cc = math.tanh(bo * x * accs[i])
-            err = targets[rx, i] - cc
-            if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
-                continue
-            e_low = _ipow(err, two_m - 1, one)
-            total += e_low * err
-            if want_grad:
-                gi = -tm * e_low * (one - cc * cc)
-                gx = gi * x
-                sgx += gx
-                g2 = two * gi
-                gpi = gp[i]
-                dfi = dfo[i]
-                for k in range(K):
-                    v = dfi[k]
-                    gpi[k] += g2 * v
-                    racc[k] -= gx * v
+    sgx = zero
+    for k in range(K):
+        racc[k] = zero
+    for i in range(M):
+        x = xs[rx, i]
+        cc = math.tanh(bo * x * accs[i])
+        err = targets[rx, i] - cc
+        if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
+            continue
+        e_low = _ipow(err, two_m - 1, one)
+        total += e_low * err
         if want_grad:
-            rrow = r[g * d_g + b * d_b]
+            gi = -tm * e_low * (one - cc * cc)
+            gx = gi * x
+            sgx += gx
+            g2 = two * gi
+            gpi = gp[i]
+            dfi = dfo[i]
             for k in range(K):
-                v = racc[k] + dfu[k] * sgx
-                rrow[k] = zero if abs(v) < tiny else v  # no subnormal into the matrix product (~20x slower)
+                v = dfi[k]
+                gpi[k] += g2 * v
+                racc[k] -= gx * v
     if want_grad:
-        for i in range(M):
-            for k in range(K):
-                if abs(gp[i, k]) < tiny:
-                    gp[i, k] = zero
+        for k in range(K):
+            v = racc[k] + dfu[k] * sgx
+            rrow[k] = zero if abs(v) < tiny else v  # no subnormal into the matrix product (~20x slower)
     return total
 
 
-@njit(parallel=True)
+def _loss_grad_kernel(KIND, N):
+    """The loss kernel for one interaction: for the polynomial kinds with n <= 128, compiled with the
+    kind and the exponent as constants (:func:`_row_passes_nb`: the squarings of x**(n-1)
+    unrolled, no select on the exponent's bits); otherwise (KIND None) for any kind and n
+    (:func:`_row_passes_any`). Each is compiled on first use and cached on disk where
+    possible (numba keys a closure's cache entry by the values it captures).
+
+    The kernel runs over (network, chunk of rows) jobs. It is compiled with fastmath
+    ``reassoc`` only (no assumption about NaN or inf): sums over the memories run in
+    vector lanes, in an order fixed by the compiled code, not by the thread count. Each
+    work array is its own allocation (no aliasing for the vectoriser to guard against).
+    """
+    SPECIAL = KIND is not None
+    KIND_ = RECTIFIED if KIND is None else KIND
+    N1 = 1 if N is None else N - 1
+    NB = 5 if N1 < 32 else 7
+
+    @njit(parallel=True, fastmath={"reassoc"})
+    def kernel(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
+               loss_part, r, grad_part):
+        G, n_chunks = loss_part.shape
+        B = d.shape[0] // G
+        M, K = w.shape[1], w.shape[2]
+        zero, one, nf, slope, flush, tiny = consts[0], consts[1], consts[3], consts[4], consts[6], consts[8]
+        dt = d.dtype
+        for job in prange(G * n_chunks):
+            g = job // n_chunks
+            c = job % n_chunks
+            fu, dfu, racc, oth, fo = np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt)
+            dfo = np.empty((M, K), dt)  # F'(u') of the row's evaluated neurons
+            accs = np.empty(M, dt)
+            scratch, zeros = np.zeros((2, max(K, 8)), dt), np.zeros(K, dt)
+            wg, bi, gp = w[g], b_in[g], grad_part[g, c]
+            total = zero
+            for b in range(c * chunk, min(B, (c + 1) * chunk)):
+                row = g * d_g + b * d_b
+                rx = g * x_g + b * x_b
+                if SPECIAL:
+                    _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, KIND_, N1, nf, slope, zero, one,
+                                   flush, oth, fo, NB)
+                else:
+                    _row_passes_any(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one,
+                                    flush, scratch, oth, fo, zeros)
+                total += _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, r[row if want_grad else 0], gp, b_out[g],
+                                      consts, two_m, want_grad)
+            if want_grad:
+                for i in range(M):
+                    for k in range(K):
+                        if abs(gp[i, k]) < tiny:
+                            gp[i, k] = zero
+            loss_part[g, c] = total
+
+    return kernel
+
+
+_LOSS_GRAD = {}
+
+
 def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
               loss_part, r, grad_part):
     """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns.
 
     Row (g, b) of ``d``/``r`` is g*d_g + b*d_b, of ``xs``/``targets`` g*x_g + b*x_b
-    (a shared minibatch has x_g = 0).
+    (a shared minibatch has x_g = 0). Runs the kernel of :func:`_loss_grad_kernel` for
+    (kind, n), built once per process.
     """
-    G, n_chunks = loss_part.shape
-    B = d.shape[0] // G
-    for job in prange(G * n_chunks):
-        g = job // n_chunks
-        c = job % n_chunks
-        b0 = c * chunk
-        loss_part[g, c] = _loss_rows(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in[g], b_out[g], consts, kind, n,
-                                     two_m, want_grad, g, b0, min(B, b0 + chunk), r, grad_part[g, c])
+    key = (kind, n) if kind != EXPONENTIAL and n - 1 < 128 else (None, None)
+    kernel = _LOSS_GRAD.get(key)
+    if kernel is None:
+        kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)
+    kernel(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk, loss_part,
+           r, grad_part)
 
 
 @njit
@@ -379,29 +399,93 @@ def relax(w, d0, d_g, d_b, states, orders, scale, consts, kind, n, zero_sign, ma
         nan_seen[job] = nan
 
 
+@njit(inline="always")
+def _step_row(memories, velocity, grad, g, k, use, rate, consts, normalize, clamp_start, clamp_stop):
+    """Memory k of network g: v <- momentum v - grad (0 unless ``use``); zeta <- clip(zeta + rate v / max|v|)."""
+    N = memories.shape[2]
+    zero, one, momentum, floor, lo, hi = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5]
+    norm = zero
+    for j in range(N):
+        v = momentum * velocity[g, k, j] - (grad[g, k, j] if use else zero)
+        velocity[g, k, j] = v
+        a = abs(v)
+        if a > norm or a != a:  # max(|v|) with NaN propagating, as numpy.max
+            norm = a if norm == norm else norm
+    if not normalize:
+        norm = one
+    elif not norm > floor:
+        norm = floor
+    for j in range(N):
+        z = memories[g, k, j] + rate * (velocity[g, k, j] / norm)
+        if clamp_start <= j < clamp_stop:
+            z = lo if z < lo else (hi if z > hi else z)
+        memories[g, k, j] = z
+
+
 @njit(parallel=True)
 def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp_stop):
     """v <- momentum v - grad (0 where not ok); zeta <- clip(zeta + lr v / max|v|) per memory, in place."""
-    G, K, N = memories.shape
-    zero, one, momentum, floor, lo, hi = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5]
+    G, K = memories.shape[0], memories.shape[1]
+    for job in prange(G * K):
+        g = job // K
+        _step_row(memories, velocity, grad, g, job % K, ok[g], lr[g], consts, normalize, clamp_start, clamp_stop)
+
+
+@njit(parallel=True)
+def gather(probes, targets, order, start, colidx, xb, tb, xs):
+    """The minibatch of rows order[start:start + b]: xb = probes[rows], tb = targets[rows], xs = xb[:, colidx]."""
+    N, M = probes.shape[1], targets.shape[1]
+    for b in prange(xb.shape[0]):
+        src = order[start + b]
+        row, out = probes[src], xb[b]
+        for j in range(N):
+            out[j] = row[j]
+        for i in range(M):
+            tb[b, i] = targets[src, i]
+            xs[b, i] = row[colidx[i]]
+
+
+@njit(parallel=True)
+def finish_step(grad, part, colmap, scale, loss, finite, bad, memories, velocity, lr, consts, normalize, clamp_start,
+                clamp_stop, epoch_loss, epoch_ok):
+    """The gradient completed, checked and applied: one minibatch's end in two parallel passes over the memories.
+
+    grad[g, k, j] <- scale_g (grad[g, k, j] + sum_c part[g, c, i, k]) where column j is
+    evaluated neuron i (``colmap[j] = i``, -1 elsewhere), chunks summed in order;
+    ``bad[g, k]`` marks a non-finite entry. Then network g is ok when ``finite[g]``, its
+    ``loss[g]`` is finite and no entry of its gradient is bad; each memory takes the
+    optimiser step of :func:`step` (gradient 0 unless ok); ``epoch_loss[g]`` adds the loss
+    where ok, ``epoch_ok[g]`` is cleared where not.
+    """
+    G, K, N = grad.shape
+    C = part.shape[1]
     for job in prange(G * K):
         g = job // K
         k = job % K
-        use = ok[g]
-        norm = zero
+        s = scale[g]
+        flag = False
         for j in range(N):
-            v = momentum * velocity[g, k, j] - (grad[g, k, j] if use else zero)
-            velocity[g, k, j] = v
-            a = abs(v)
-            if a > norm or a != a:  # max(|v|) with NaN propagating, as numpy.max
-                norm = a if norm == norm else norm
-        if not normalize:
-            norm = one
-        elif not norm > floor:
-            norm = floor
-        rate = lr[g]
-        for j in range(N):
-            z = memories[g, k, j] + rate * (velocity[g, k, j] / norm)
-            if clamp_start <= j < clamp_stop:
-                z = lo if z < lo else (hi if z > hi else z)
-            memories[g, k, j] = z
+            v = grad[g, k, j]
+            i = colmap[j]
+            if i >= 0:
+                extra = part[g, 0, i, k]
+                for c in range(1, C):
+                    extra += part[g, c, i, k]
+                v = v + extra
+            v = v * s
+            grad[g, k, j] = v
+            flag = flag or not math.isfinite(v)
+        bad[g, k] = flag
+    ok = np.empty(G, np.bool_)
+    for g in range(G):
+        use = finite[g] and math.isfinite(loss[g])
+        for k in range(K):
+            use = use and not bad[g, k]
+        ok[g] = use
+        if use:
+            epoch_loss[g] += loss[g]
+        else:
+            epoch_ok[g] = False
+    for job in prange(G * K):
+        g = job // K
+        _step_row(memories, velocity, grad, g, job % K, ok[g], lr[g], consts, normalize, clamp_start, clamp_stop)

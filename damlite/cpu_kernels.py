@@ -223,8 +223,8 @@ def interaction_code(interaction):
     return None
 
 
-def _call(name, *args):
-    """Run kernel ``name``; on any failure (compiling, caching, ...) turn the kernels off and return None."""
+def call(name, *args):
+    """Run kernel ``name``; True, or on any failure (compiling, caching, ...) turn the kernels off and return None."""
     if _failure is not None:
         return None
     try:
@@ -259,6 +259,25 @@ def _flush(dtype, kind, n):
     if kind == EXPONENTIAL or n <= 1:
         return 0.0
     return float(np.finfo(dtype).tiny) ** (1.0 / n) * (1 - 1e-6)
+
+
+def loss_consts(dtype, kind, n, slope, two_m):
+    """The loss kernel's constants in ``dtype``: 0, 1, 2, n, slope, 2m, F's and the error term's flush
+    thresholds (see :func:`_flush`), the dtype's smallest normal number."""
+    return _consts(dtype, 0, 1, 2, n, slope, two_m, _flush(dtype, kind, n), _flush(dtype, POLYNOMIAL, two_m),
+                   np.finfo(dtype).tiny)
+
+
+def step_consts(dtype, momentum, floor):
+    """The optimiser step's constants in ``dtype``: 0, 1, momentum, the normalisation's floor, -1, 1."""
+    return _consts(dtype, 0, 1, momentum, floor, -1, 1)
+
+
+def row_chunks(B):
+    """(number of chunks, rows per chunk) of B rows: equal chunks of at most :data:`ROW_CHUNK`, a function
+    of B only (so that the sums' order does not depend on the thread count)."""
+    n_chunks = -(-B // ROW_CHUNK)
+    return n_chunks, -(-B // n_chunks)
 
 
 def _shared(a):
@@ -315,14 +334,12 @@ def loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m,
     w = np.ascontiguousarray(2 * np.transpose(memories[:, :, cols], (0, 2, 1)))  # 2 zeta, (G, M, K)
     M = w.shape[1]
     kind, n, slope = code
-    n_chunks = -(-B // ROW_CHUNK)
-    chunk = -(-B // n_chunks)  # equal chunks, still a function of B only
+    n_chunks, chunk = row_chunks(B)
     loss_part = np.zeros((G, n_chunks), dtype=dtype)
     r = np.zeros((d.shape[0], K) if gradient else (1, 1), dtype=dtype)
     grad_part = np.zeros((G, n_chunks, M, K) if gradient else (G, n_chunks, 1, 1), dtype=dtype)
-    consts = _consts(dtype, 0, 1, 2, n, slope, two_m, _flush(dtype, kind, n), _flush(dtype, POLYNOMIAL, two_m),
-                     np.finfo(dtype).tiny)
-    ok = _call("loss_grad", d, d_g, d_b, w, xs, x_g, x_b, ts, np.ascontiguousarray(b_in, dtype=dtype),
+    consts = loss_consts(dtype, kind, n, slope, two_m)
+    ok = call("loss_grad", d, d_g, d_b, w, xs, x_g, x_b, ts, np.ascontiguousarray(b_in, dtype=dtype),
                np.ascontiguousarray(b_out, dtype=dtype), consts, kind, n, two_m, bool(gradient), chunk, loss_part, r,
                grad_part)
     if ok is None:
@@ -361,7 +378,7 @@ def relax_async_bipolar(memories, states, orders, scale, code, zero_sign, max_sw
     tie = 0 if zero_sign == "keep" else int(zero_sign)
     d0, d_g, d_b = similarities(memories, out)
     consts = _consts(dtype, 0, 1, 2, n, slope, 0)  # no flush to zero: every decision as the NumPy path's
-    ok = _call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
+    ok = call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
                np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype), consts, kind, n,
                tie, int(max_sweeps), sweeps_used, converged, nan_seen)
     if ok is None:
@@ -387,6 +404,6 @@ def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor,
     if not (memories.flags.c_contiguous and velocity.flags.c_contiguous):
         return False
     dtype = memories.dtype
-    consts = _consts(dtype, 0, 1, momentum, floor, -1, 1)
-    return _call("step", memories, velocity, np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok),
+    consts = step_consts(dtype, momentum, floor)
+    return call("step", memories, velocity, np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok),
                  np.ascontiguousarray(lr, dtype=dtype), consts, bool(normalize), start, stop) is not None

@@ -10,10 +10,12 @@ and after each epoch ``lr <- lr * lr_decay``. Learning rate, temperature and
 seed may differ between the G networks; the minibatch order is shared by them
 (one shuffle per epoch from ``random_state``: common random numbers across a grid).
 A network whose loss or gradient stops being finite is frozen and reported.
-On NumPy float32/float64 arrays with the numba kernels on, the step runs as one
-fused pass that updates the memories in place (:func:`damlite.cpu_kernels.optimizer_step`);
-on CuPy arrays with the fused GPU kernels on, each epoch runs as :meth:`damlite.gpu_fit.FusedFit.epoch`
-(eight launches per minibatch, no host synchronisation within the epoch).
+On NumPy float32/float64 arrays with the numba kernels on, each epoch with minibatches
+shared by the networks runs as :meth:`damlite.cpu_fit.CpuFit.epoch` (five calls per
+minibatch, the memories updated in place), other fits take the fused optimiser step
+(:func:`damlite.cpu_kernels.optimizer_step`); on CuPy arrays with the fused GPU kernels on,
+each epoch runs as :meth:`damlite.gpu_fit.FusedFit.epoch` (eight launches per minibatch,
+no host synchronisation within the epoch).
 """
 from __future__ import annotations
 
@@ -51,6 +53,13 @@ def _fused_step(xp, memories):
     from . import cpu_kernels  # noqa: PLC0415
 
     return cpu_kernels if cpu_kernels.available() else None
+
+
+def _cpu_fit(xp, memories, *args):
+    """damlite.cpu_fit's epochs when this fit can take them (NumPy, numba kernels on, shared ±1 minibatches), else None."""
+    from .cpu_fit import CpuFit  # noqa: PLC0415
+
+    return CpuFit.create(xp, memories, *args)
 
 
 def _gpu_fit(xp, memories, *args):
@@ -111,9 +120,11 @@ def train_memories(
     losses = np.zeros((epochs, G))
     lr_trace = np.zeros((epochs, G))
     fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
-    gpu_fit = None if fused else _gpu_fit(xp, memories, velocity, probes, targets, interaction, neurons, clamp,
-                                          beta_in, beta_out, error_exponent, batch, momentum, normalize_step,
-                                          floor, memory_budget)
+    # whole epochs in a few fused calls per minibatch: numba on NumPy (cpu_fit), numba-cuda on CuPy (gpu_fit)
+    whole = (_cpu_fit(xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
+                      error_exponent, batch, momentum, normalize_step, floor) if fused else
+             _gpu_fit(xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
+                      error_exponent, batch, momentum, normalize_step, floor, memory_budget))
     start = time.perf_counter()
     bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
     with quiet_numpy():
@@ -123,10 +134,11 @@ def train_memories(
             epoch_loss = xp.zeros((G,), dtype=dtype, device=device)
             epoch_finite = xp.ones((G,), dtype=xp.bool, device=device)
             minibatches = range(0, B, batch)
-            if gpu_fit is not None:  # the whole epoch in fused launches; None: they failed (warned), loop below
-                done = gpu_fit.epoch(order, lr, finite)
+            if whole is not None:  # the whole epoch in fused calls; None: they failed (warned), loop below
+                done = whole.epoch(order, lr, finite)
                 if done is None:
-                    gpu_fit = None
+                    whole = None
+                    fused = _fused_step(xp, memories)  # None when the CPU kernels are now off
                 else:
                     (epoch_loss, epoch_finite), minibatches = done, ()
             for start_row in minibatches:
@@ -162,7 +174,7 @@ def train_memories(
             lr = lr * lr_decay
             if progress:
                 bar.set_postfix(loss=f"{np.nanmedian(losses[epoch]):.4g}")
-            in_place = fused or gpu_fit is not None
+            in_place = fused or whole is not None
             if callback is not None and callback(epoch, xp.asarray(memories, copy=True) if in_place else memories,
                                                  losses[epoch]):
                 losses, lr_trace = losses[: epoch + 1], lr_trace[: epoch + 1]

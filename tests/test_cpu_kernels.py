@@ -185,6 +185,98 @@ def test_train_memories_keeps_memories_seen_by_the_callback(monkeypatch):
     assert not np.array_equal(seen[0], seen[-1])
 
 
+def _without_whole_epochs(monkeypatch):
+    """train_memories with damlite.cpu_fit off: the minibatch loop over network.loss_and_gradient."""
+    from damlite import cpu_fit  # noqa: PLC0415
+
+    monkeypatch.setattr(cpu_fit.CpuFit, "create", classmethod(lambda cls, *a, **k: None))
+
+
+def _classifier_problem(dtype, G=1, seed=7, B=150, D=60, C=6, K=37):
+    rng = np.random.default_rng(seed)
+    X = np.concatenate([rng.uniform(-1, 1, (B, D)), -np.ones((B, C))], axis=1).astype(dtype)
+    T = -np.ones((B, C), dtype=dtype)
+    T[np.arange(B), rng.integers(0, C, B)] = 1
+    return rng.normal(0.05, 0.3, (G, K, D + C)).astype(dtype), X, T
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("G, batch, neurons, clamp", [(1, 50, slice(60, 66), slice(0, 66)),
+                                                      (3, 40, np.array([61, 65, 60]), None),
+                                                      (2, None, slice(60, 66), slice(10, 30))])
+def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batch, neurons, clamp):
+    """damlite.cpu_fit (five calls per minibatch) against the loop of damlite.training: the same memories,
+    losses and learning rates to the last bit; one or several networks, ragged last minibatch, an index
+    array of evaluated neurons, clamps or none."""
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    mem, X, T = _classifier_problem(dtype, G)
+    T = T[:, :3] if isinstance(neurons, np.ndarray) else T
+    F = make_interaction("rectified_polynomial", 6)
+    kw = dict(beta_in=list(np.linspace(0.05, 0.08, G)), beta_out=2.0, learning_rate=list(np.linspace(0.01, 0.05, G)),
+              momentum=0.6, lr_decay=0.9, epochs=3, batch_size=batch, error_exponent=3, neurons=neurons, clamp=clamp,
+              random_state=1)
+    from damlite import cpu_fit  # noqa: PLC0415
+
+    calls = []
+    epoch = cpu_fit.CpuFit.epoch
+    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: calls.append(1) or epoch(self, *a))
+    got = train_memories(mem, X, T, F, **kw)
+    assert len(calls) == 3  # the fit took the whole-epoch path
+    _without_whole_epochs(monkeypatch)
+    want = train_memories(mem, X, T, F, **kw)
+    assert np.abs(got.memories - mem).max() > 1e-3  # the memories moved
+    np.testing.assert_array_equal(got.memories, want.memories)
+    np.testing.assert_array_equal(got.loss, want.loss)
+    np.testing.assert_array_equal(got.finite, want.finite)
+
+
+def test_whole_epochs_freeze_a_network_that_overflows_as_the_loop_does(monkeypatch):
+    """One network of three overflows (huge beta_in): frozen at the same epoch, the others bitwise the loop's."""
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    mem, X, T = _classifier_problem(np.float64, G=3)
+    F = make_interaction("rectified_polynomial", 20)
+    kw = dict(beta_in=[0.05, 1e30, 0.06], beta_out=2.0, learning_rate=0.02, momentum=0.6, epochs=2, batch_size=50,
+              error_exponent=2, neurons=slice(60, 66), clamp=slice(0, 66), random_state=0)
+    got = train_memories(mem, X, T, F, **kw)
+    _without_whole_epochs(monkeypatch)
+    want = train_memories(mem, X, T, F, **kw)
+    assert got.finite.tolist() == [True, False, True]
+    np.testing.assert_array_equal(got.failed_epoch, want.failed_epoch)
+    np.testing.assert_array_equal(got.memories, want.memories)
+    np.testing.assert_array_equal(got.loss, want.loss)
+
+
+def test_whole_epochs_fall_back_to_the_loop_when_a_kernel_fails(monkeypatch):
+    """A kernel failing mid-epoch: one warning, the epoch restored and rerun by the NumPy loop."""
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    assert cpu_kernels.available()
+    mem, X, T = _classifier_problem(np.float64)
+    F = make_interaction("rectified_polynomial", 6)
+    kw = dict(beta_in=0.05, beta_out=2.0, learning_rate=0.02, momentum=0.6, epochs=2, batch_size=50,
+              error_exponent=3, neurons=slice(60, 66), random_state=0)
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numpy")
+    want = train_memories(mem, X, T, F, **kw)
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    real = cpu_kernels._kernels
+    seen = []
+
+    class FailsOnThirdStep:
+        def __getattr__(self, name):
+            if name == "finish_step":
+                seen.append(1)
+                if len(seen) == 3:
+                    raise RuntimeError("LLVM ERROR: broken")
+            return getattr(real, name)
+
+    monkeypatch.setattr(cpu_kernels, "_kernels", FailsOnThirdStep())
+    monkeypatch.setattr(cpu_kernels, "_failure", None)
+    monkeypatch.setattr(cpu_kernels, "_warned", False)
+    with pytest.warns(cpu_kernels.CpuKernelsWarning, match="finish_step"):
+        got = train_memories(mem, X, T, F, **kw)
+    np.testing.assert_allclose(got.memories, want.memories, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.loss, want.loss, rtol=1e-12)
+
+
 # ------------------------------------------- the switch, and every way numba can fail
 def test_the_switch_values(monkeypatch):
     for value in ("numpy", "off", "0", "false", "NO", " Off "):

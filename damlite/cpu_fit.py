@@ -1,0 +1,155 @@
+"""A training fit's minibatches on the CPU in five calls each, on buffers allocated once per fit.
+
+The CPU twin of :mod:`damlite.gpu_fit`. :func:`damlite.training.train_memories` hands an
+epoch to :meth:`~damlite.cpu_fit.CpuFit.epoch` when the memories are NumPy float32 or
+float64 arrays, the numba kernels are on (:mod:`damlite.cpu_kernels`), the minibatches are
+shared by the G networks and the evaluated neurons are ±1 in every probe (checked once
+per fit). Per minibatch of b rows::
+
+    gather       xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]   (numba, threads)
+    GEMM         d (b, G K) = xb zeta^T                                               (BLAS)
+    loss_grad    loss, r and the evaluated columns' part (damlite.cpu_kernels)        (numba, threads)
+    GEMM         grad (G K, N) = r^T xb                                               (BLAS)
+    finish_step  grad <- b_out b_in (grad + columns), its finiteness, the optimiser step   (numba, threads)
+
+The same kernels and the same arithmetic in the same order as the minibatch loop of
+:mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: the results are
+bitwise those of that loop (the tests check it), without its per-minibatch allocations,
+copies, reductions and Python. Where a kernel fails, the kernels are off for the process
+(one warning, :mod:`damlite.cpu_kernels`), the epoch's start is restored and the loop of
+:mod:`damlite.training` runs the rest of the fit on NumPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import cpu_kernels
+
+__all__ = ["CpuFit"]
+
+
+class CpuFit:
+    """Buffers and kernel calls of one fit's minibatches (see the module doc).
+
+    Build with :meth:`create`, which returns None where the fit cannot take this path.
+    ``memories`` and ``velocity`` are updated in place.
+    """
+
+    def __init__(self, memories, velocity, probes, targets, cols, clamp, b_in, b_out, code, two_m, batch,
+                 momentum, normalize, floor):
+        G, K, N = memories.shape
+        B, M = targets.shape
+        dtype = memories.dtype
+        self.memories, self.velocity = memories, velocity
+        self.probes, self.targets = np.ascontiguousarray(probes), np.ascontiguousarray(targets)
+        self.shape, self.batch, self.code, self.two_m, self.cols = (G, K, N, M, B), batch, code, two_m, cols
+        self.normalize = bool(normalize)
+        self.clamp = (0, 0) if clamp is None else clamp.indices(N)[:2]
+        self.colidx = np.arange(N, dtype=np.int64)[cols]
+        self.colmap = np.full(N, -1, dtype=np.int64)
+        self.colmap[self.colidx] = np.arange(M)
+        self.b_in = np.ascontiguousarray(np.reshape(b_in, (G,)), dtype=dtype)
+        self.b_out = np.ascontiguousarray(np.reshape(b_out, (G,)), dtype=dtype)
+        self.scale = np.ascontiguousarray(np.reshape(b_out * b_in, (G,)), dtype=dtype)  # as the loop's b_out * b_in
+        kind, n, slope = code
+        self.loss_consts = cpu_kernels.loss_consts(dtype, kind, n, slope, two_m)
+        self.step_consts = cpu_kernels.step_consts(dtype, momentum, floor)
+        self.order = np.arange(B, dtype=np.int64)
+        self.lr = np.zeros(G, dtype=dtype)
+        self.finite = np.ones(G, dtype=np.bool_)
+        self.epoch_loss, self.epoch_ok = np.zeros(G, dtype=dtype), np.ones(G, dtype=np.bool_)
+        self.xb, self.tb, self.xs = (np.empty((batch, N), dtype), np.empty((batch, M), dtype),
+                                     np.empty((batch, M), dtype))
+        self.d, self.r = np.empty((batch, G * K), dtype), np.empty((batch, G * K), dtype)  # row b: (b, g, mu)
+        self.w = np.empty((G, M, K), dtype)
+        self.grad = np.empty((G, K, N), dtype)
+        self.bad = np.zeros((G, K), dtype=np.bool_)
+        self._by_rows = {}
+
+    @classmethod
+    def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
+               error_exponent, batch, momentum, normalize, floor):
+        """A :class:`~damlite.cpu_fit.CpuFit`, or None: not NumPy float32/float64, the numba kernels off,
+        probes or targets per network, a clamp that is not a step-1 slice, a non-built-in interaction, or
+        evaluated neurons that are not ±1 in every probe."""
+        from array_api_compat import is_numpy_namespace  # noqa: PLC0415
+
+        from .network import _all_bipolar, neuron_index, per_network_scalar  # noqa: PLC0415
+
+        if not (is_numpy_namespace(xp) and memories.dtype in (np.float32, np.float64)):
+            return None
+        if probes.ndim != 2 or targets.ndim != 2 or probes.dtype != memories.dtype:
+            return None
+        if not (memories.flags.c_contiguous and velocity.flags.c_contiguous):
+            return None
+        G, N = memories.shape[0], memories.shape[2]
+        cols, M = neuron_index(neurons, N)
+        code = cpu_kernels.interaction_code(interaction)
+        if code is None or targets.shape != (probes.shape[0], M) or not cpu_kernels.available():
+            return None
+        if clamp is not None and slice(*clamp.indices(N)).step != 1:
+            return None
+        if not _all_bipolar(probes[:, cols]):
+            return None
+        dtype = memories.dtype
+        b_in = per_network_scalar(beta_in, np, G, dtype)
+        b_out = per_network_scalar(beta_out, np, G, dtype)
+        return cls(memories, velocity, probes, np.asarray(targets, dtype=dtype), cols, clamp, b_in, b_out, code,
+                   2 * int(error_exponent), min(batch, probes.shape[0]), momentum, normalize, floor)
+
+    def _rows(self, b):
+        """Per-minibatch buffers and chunking for minibatches of ``b`` rows (cached)."""
+        if b not in self._by_rows:
+            G, K, _, M, _ = self.shape
+            n_chunks, chunk = cpu_kernels.row_chunks(b)
+            self._by_rows[b] = {
+                "xb": self.xb[:b], "tb": self.tb[:b], "xs": self.xs[:b], "d": self.d[:b], "chunk": chunk,
+                "d_rows": self.d[:b].reshape(b * G, K), "r_rows": self.r[:b].reshape(b * G, K), "rt": self.r[:b].T,
+                "loss_part": np.zeros((G, n_chunks), self.xb.dtype),
+                "grad_part": np.zeros((G, n_chunks, M, K), self.xb.dtype)}
+        return self._by_rows[b]
+
+    def epoch(self, order, lr, finite):
+        """One epoch: the minibatches in ``order`` (indices, or None for 0..B-1) at learning rates ``lr``
+        (G,), networks with ``finite`` False frozen as in the loop of :mod:`damlite.training`.
+
+        Returns ``(epoch_loss (G,), epoch_finite (G,) bool)``, or None after the kernels failed
+        (one warning); the memories and velocity are then as they were before the epoch.
+        """
+        B = self.shape[4]
+        backup = (self.memories.copy(), self.velocity.copy())
+        self.order[...] = np.arange(B) if order is None else order
+        self.lr[...] = lr
+        self.finite[...] = finite
+        self.epoch_loss[...] = 0
+        self.epoch_ok[...] = True
+        for start in range(0, B, self.batch):
+            if not self.minibatch(start):
+                self.memories[...], self.velocity[...] = backup
+                return None
+        return self.epoch_loss.copy(), self.epoch_ok.copy()
+
+    def minibatch(self, start):
+        """The minibatch from row ``start`` of the epoch's order, its five calls; False if a kernel failed."""
+        G, K, N, _, B = self.shape
+        b = min(self.batch, B - start)
+        rows = self._rows(b)
+        kind, n, _ = self.code
+        mem = self.memories
+        if not cpu_kernels.call("gather", self.probes, self.targets, self.order, start, self.colidx, rows["xb"],
+                                rows["tb"], rows["xs"]):
+            return False
+        np.matmul(rows["xb"], mem.reshape(G * K, N).T, out=rows["d"])
+        np.multiply(2, mem[:, :, self.cols].transpose(0, 2, 1), out=self.w)
+        loss_part, grad_part = rows["loss_part"], rows["grad_part"]
+        grad_part[...] = 0
+        if not cpu_kernels.call("loss_grad", rows["d_rows"], 1, G, self.w, rows["xs"], 0, 1, rows["tb"], self.b_in,
+                                self.b_out, self.loss_consts, kind, n, self.two_m, True, rows["chunk"], loss_part,
+                                rows["r_rows"], grad_part):
+            return False
+        loss = loss_part[:, 0].copy() if loss_part.shape[1] == 1 else np.sum(loss_part, axis=1)
+        np.matmul(rows["rt"], rows["xb"], out=self.grad.reshape(G * K, N))
+        start_col, stop_col = self.clamp
+        return cpu_kernels.call("finish_step", self.grad, grad_part, self.colmap, self.scale, loss, self.finite,
+                                self.bad, mem, self.velocity, self.lr, self.step_consts, self.normalize, start_col,
+                                stop_col, self.epoch_loss, self.epoch_ok)
