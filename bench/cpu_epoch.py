@@ -52,6 +52,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+#: The multi-core setting of bench/README.md: OpenBLAS's idle threads sleep at once (they busy-wait
+#: 2**28 cycles by default, on the cores the numba kernels then use), numba's parallel regions run
+#: on GNU OpenMP with its idle threads asleep (the default "forksafe" layer is numba's workqueue).
+TUNED = {"OPENBLAS_THREAD_TIMEOUT": "4", "OMP_WAIT_POLICY": "PASSIVE", "NUMBA_THREADING_LAYER": "omp"}
 KROTOV = dict(K=100, n=20, m=30, T=540.0, lr=4e-2, decay=0.998, momentum=0.6, batch=1000, mean=-0.3, std=0.3)
 
 
@@ -103,11 +107,11 @@ class _Breakdown:
     def __enter__(self):
         import numpy as np  # noqa: PLC0415
 
-        from damlite import cpu_kernels  # noqa: PLC0415
+        from damlite import cpu_fit, cpu_kernels  # noqa: PLC0415
 
         outer = self
 
-        class _NumPy:  # np as cpu_kernels sees it, with matmul timed
+        class _NumPy:  # np as damlite.cpu_kernels and damlite.cpu_fit see it, with matmul timed
             def __getattr__(self, name):
                 return getattr(np, name)
 
@@ -124,15 +128,18 @@ class _Breakdown:
             outer.add(f"kernel {name}", start)
             return out
 
-        self._module, self._np, self._call = cpu_kernels, cpu_kernels.np, cpu_kernels.call
-        cpu_kernels.np, cpu_kernels.call = _NumPy(), call
+        self._modules, self._np, self._call = (cpu_kernels, cpu_fit), np, cpu_kernels.call
+        cpu_kernels.np = cpu_fit.np = _NumPy()
+        cpu_kernels.call = call
         return self
 
     def add(self, key, start):
         self.seconds[key] = self.seconds.get(key, 0.0) + self.clock() - start
 
     def __exit__(self, *exc):
-        self._module.np, self._module.call = self._np, self._call
+        for module in self._modules:
+            module.np = self._np
+        self._modules[0].call = self._call
 
 
 def _train_memories_problem(data, seed=0):
@@ -306,7 +313,7 @@ def worker(args):
     return {
         "threads": threads,
         "clock": "process CPU time" if threads == 1 else "wall time",
-        "env": {k: os.environ.get(k) for k in (*THREAD_VARS, "OPENBLAS_THREAD_TIMEOUT")},
+        "env": {k: os.environ.get(k) for k in (*THREAD_VARS, *TUNED)},
         "cpu_kernels": cpu_kernels.description(),
         "load_average_before_rounds": loads,
         "load_average_after": list(os.getloadavg()),
@@ -376,8 +383,8 @@ def table(result):
     for run in result["runs"]:
         t, med, ratios, acc = run["threads"], run["median_seconds_per_epoch"], run["ratios"], run["accuracy"]
         loads = [la[0] for la in run["load_average_before_rounds"]] + [run["load_average_after"][0]]
-        timeout = (run.get("env") or {}).get("OPENBLAS_THREAD_TIMEOUT")
-        with_timeout = f", with OPENBLAS_THREAD_TIMEOUT={timeout}" if timeout else ""
+        extra = [f"{k}={v}" for k, v in (run.get("env") or {}).items() if k in TUNED and v]
+        with_timeout = f", with {' '.join(extra)}" if extra else ""
         head = (f"**{t} thread{'s' if t > 1 else ''}{with_timeout}** ({run['clock']}; {run['cpu_kernels']}; "
                 f"1-minute load average {min(loads):.1f}–{max(loads):.1f} during the run)")
         lines += [head, "",
@@ -433,6 +440,9 @@ def main(argv=None):
     p.add_argument("--blas-timeout", type=int, default=None, metavar="T",
                    help="also run each thread count > 1 with OPENBLAS_THREAD_TIMEOUT=T (OpenBLAS's idle threads "
                         "busy-wait 2**T cycles after a product, on the cores the numba kernels then use; 4 is the least)")
+    p.add_argument("--tuned", action="store_true",
+                   help="also run each thread count > 1 with " + " ".join(f"{k}={v}" for k, v in TUNED.items())
+                        + " (see bench/README.md)")
     p.add_argument("--author-repo", default=os.environ.get("DAMLITE_AUTHOR_REPO"),
                    help="a checkout of hmcalister/Hopfield-Network-PyTorch (its package is imported from there)")
     p.add_argument("--readme", metavar="JSON", help="write the README's table from this record, then stop")
@@ -451,22 +461,24 @@ def main(argv=None):
     runs = []
     settings = []
     for t in [int(x) for x in args.threads.split(",")]:
-        settings.append((t, None))
+        settings.append((t, {}))
         if args.blas_timeout is not None and t > 1:
-            settings.append((t, args.blas_timeout))
-    for t, timeout in settings:
+            settings.append((t, {"OPENBLAS_THREAD_TIMEOUT": str(args.blas_timeout)}))
+        if args.tuned and t > 1:
+            settings.append((t, dict(TUNED)))
+    for t, extra in settings:
         env = dict(os.environ, DAMLITE_QUIET="1", PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH",
                                                                                                          "")]))
         env.update({k: str(t) for k in THREAD_VARS})
-        env.pop("OPENBLAS_THREAD_TIMEOUT", None)
-        if timeout is not None:
-            env["OPENBLAS_THREAD_TIMEOUT"] = str(timeout)
+        for k in TUNED:
+            env.pop(k, None)
+        env.update(extra)
         cmd = [sys.executable, __file__, "--worker", "--threads", str(t), "--rounds", str(args.rounds), "--epochs",
                str(args.epochs), "--data-dir", args.data_dir] + (["--no-peers"] if args.no_peers else []) \
             + (["--author-repo", args.author_repo] if args.author_repo else [])
         out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
         runs.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps({"threads": t, "openblas_thread_timeout": timeout, "ratios": runs[-1]["ratios"],
+        print(json.dumps({"threads": t, "env": extra, "ratios": runs[-1]["ratios"],
                           "accuracy": runs[-1]["accuracy"]}, indent=1))
     result = {
         "benchmark": "Krotov & Hopfield's MNIST configuration, full MNIST, per epoch (bench/cpu_epoch.py)",

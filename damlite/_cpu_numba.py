@@ -120,26 +120,29 @@ def _power_bits(r, n1, one, NB):
 
 
 @njit(inline="always")
+def _f_df(o, kind, n1, nf, slope, zero, one, flush, NB):
+    """F(o), F'(o) of the polynomial kinds, branch-free in the kind (selects): the base r = max(o, 0)
+    (rectified, leaky; NaN stays NaN) or o, 0 where r**(n-1) would be below the dtype's smallest
+    normal number (|o| < ``flush``); r**(n-1) by :func:`_power_bits`; the leaky kinds slope * o below 0."""
+    r = zero if ((kind != POLYNOMIAL and o <= zero) or abs(o) < flush) else o
+    low = _power_bits(r, n1, one, NB)
+    below = kind == LEAKY and o < zero
+    f = slope * o if below else low * r
+    return f, (slope if below else (zero if (kind == RECTIFIED and o <= zero) else nf * low))
+
+
+@njit(inline="always")
 def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB, fused):
     """One vectorised pass over the K memories for one neuron's flipped sign (see :func:`_flip`).
 
-    Branch-free in the interaction's kind (selects), ``NB`` and ``fused`` constants at
-    each call site, so that the loop body is straight-line code. ``fused``: return
-    sum_k [fu_k - F(o_k)] summed in the loop (vector lanes: the caller is compiled with
-    fastmath reassoc) and store only F'; else store oth, F and F' and return 0.
+    Straight-line code (:func:`_f_df`), ``NB`` and ``fused`` constants at each call site.
+    ``fused``: return sum_k [fu_k - F(o_k)] summed in the loop (vector lanes: the caller is
+    compiled with fastmath reassoc) and store only F'; else store oth, F and F' and return 0.
     """
-    not_poly = kind != POLYNOMIAL
-    rect = kind == RECTIFIED
-    leaky = kind == LEAKY
     s = zero
     for k in range(drow.shape[0]):
         o_raw = drow[k] - wi[k] * x
-        o = scale * o_raw
-        r = zero if ((not_poly and o <= zero) or abs(o) < flush) else o
-        low = _power_bits(r, n1, one, NB)
-        below = leaky and o < zero
-        f = slope * o if below else low * r
-        dfo[k] = slope if below else (zero if (rect and o <= zero) else nf * low)
+        f, dfo[k] = _f_df(scale * o_raw, kind, n1, nf, slope, zero, one, flush, NB)
         if fused:
             s += fu[k] - f
         else:
@@ -189,16 +192,8 @@ def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB):
     The same operations as :func:`_pass_nb` with w x = 0 (d - 0 is d exactly), so the
     values are those of the flipped passes' formula.
     """
-    not_poly = kind != POLYNOMIAL
-    rect = kind == RECTIFIED
-    leaky = kind == LEAKY
     for k in range(drow.shape[0]):
-        o = scale * drow[k]
-        r = zero if ((not_poly and o <= zero) or abs(o) < flush) else o
-        low = _power_bits(r, n1, one, NB)
-        below = leaky and o < zero
-        fu[k] = slope * o if below else low * r
-        dfu[k] = slope if below else (zero if (rect and o <= zero) else nf * low)
+        fu[k], dfu[k] = _f_df(scale * drow[k], kind, n1, nf, slope, zero, one, flush, NB)
 
 
 @njit(inline="always")

@@ -153,10 +153,15 @@ def available() -> bool:
 
 
 def description() -> str:
-    """What computes on the CPU, e.g. ``"numba 0.61.0 (2 threads)"`` or ``"numpy"``."""
+    """What computes on the CPU, e.g. ``"numba 0.61.0 (2 threads, workqueue)"`` or ``"numpy"`` (the
+    threading layer once a kernel has run)."""
     if not available():
         return "numpy"
-    return f"numba {numba.__version__} ({num_threads()} threads)"
+    try:
+        layer = f", {numba.threading_layer()}"
+    except ValueError:  # no parallel kernel has run yet
+        layer = ""
+    return f"numba {numba.__version__} ({num_threads()} threads{layer})"
 
 
 def num_threads() -> int:
