@@ -11,6 +11,16 @@ temporaries, and agree with it to rounding (the tests check both dtypes, on 1 an
 * the optimiser step (:func:`optimizer_step`): velocity, max-abs normalisation, step
   and clamp of :mod:`damlite.training` in one pass.
 
+A training fit whose minibatches all networks share runs whole epochs through
+:mod:`damlite.cpu_fit` (a gather kernel, the loss kernel, one kernel that completes the
+gradient, checks it and takes the step; the two matrix products into buffers), bitwise
+the results of the minibatch loop of :mod:`damlite.training`.
+
+The loss kernel is compiled once per interaction (its kind and exponent): for the
+polynomial kinds with n <= 128 they are compile-time constants, so that x**(n-1) is a
+fixed chain of squarings in straight-line vector code; the exponential and larger n take a
+kernel for any interaction. Compiling one takes a few seconds per dtype, cached on disk.
+
 For state xi, memory mu and evaluated neuron i, with d = zeta^mu . xi: u = b d and
 u' = b (d - 2 zeta^mu_i xi_i) are the arguments of F for the neuron's own sign and
 the flipped one (see :func:`damlite.network.energy_difference`). In the loss and
@@ -40,7 +50,11 @@ Threads and determinism
 Work is spread over ``networks x rows`` with numba's ``prange``; the thread count is
 numba's (``NUMBA_NUM_THREADS``, default all cores), or ``OMP_NUM_THREADS`` when only
 that is set; with neither, a multiprocessing worker (the sweep engine's ``--workers``)
-uses one thread. Rows are cut into chunks of fixed size (independent of the thread
+uses one thread. On several cores the kernels share them with OpenBLAS, whose idle
+threads busy-wait after each product: ``OPENBLAS_THREAD_TIMEOUT=4`` (set before NumPy is
+imported), ``OMP_WAIT_POLICY=PASSIVE`` and ``NUMBA_THREADING_LAYER=omp`` put both pools'
+idle threads to sleep (``bench/README.md`` measures it); GNU OpenMP is not fork-safe,
+so keep numba's default layer for the sweep engine's forked ``--workers``. Rows are cut into chunks of fixed size (independent of the thread
 count), each chunk sums its own part of the gradient and the parts are added in chunk
 order: results are bitwise the same on any number of threads. Within a row, the loss
 kernel sums F(u) - F(u') over the memories in the pass that computes them, in vector
