@@ -168,6 +168,13 @@ def _flip(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zer
         else:
             s = _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 7, fused)
         return s if fused else _sum_diff(fu, fo, acc, zero)
+    return _flip_any(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush)
+
+
+@njit(inline="always")
+def _flip_any(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush):
+    """:func:`_flip` for any kind and n by a pass per step (:func:`_flip_slow`): oth = d - w x, fo = F(scale
+    oth), dfo = F'(scale oth), and sum_k [fu_k - fo_k] in :func:`_sum_diff`'s fixed order."""
     for k in range(drow.shape[0]):
         oth[k] = drow[k] - wi[k] * x
     return _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush)
@@ -215,12 +222,12 @@ def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slop
 def _row_passes_any(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth,
                     fo, zeros):
     """:func:`_row_passes_nb` for any kind and exponent, the kind and n run-time values: a pass per step
-    (:func:`_flip`), summed in :func:`_sum_diff`'s fixed order (``scratch``, ``oth``, ``fo`` and ``zeros``,
+    (:func:`_flip_any`), summed in :func:`_sum_diff`'s fixed order (``scratch``, ``oth``, ``fo`` and ``zeros``,
     K zeros, are work space). The exponential and n > 128 take it."""
-    _flip(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush, False)
+    _flip_any(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush)
     for i in range(wg.shape[0]):
-        accs[i] = _flip(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
-                        flush, True)
+        accs[i] = _flip_any(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
+                            flush)
 
 
 _ipow = njit(inline="always")(_scalar.ipow)
