@@ -54,8 +54,9 @@ uses one thread. On several cores the kernels share them with OpenBLAS, whose id
 threads busy-wait after each product: ``OPENBLAS_THREAD_TIMEOUT=4`` (set before NumPy is
 imported), ``OMP_WAIT_POLICY=PASSIVE`` and ``NUMBA_THREADING_LAYER=omp`` put both pools'
 idle threads to sleep (``bench/README.md`` measures it); GNU OpenMP is not fork-safe,
-so keep numba's default layer for the sweep engine's forked ``--workers``. Rows are cut into chunks of fixed size (independent of the thread
-count), each chunk sums its own part of the gradient and the parts are added in chunk
+so keep numba's default layer for the sweep engine's forked ``--workers``.
+
+Rows are cut into chunks of fixed size (independent of the thread count), each chunk sums its own part of the gradient and the parts are added in chunk
 order: results are bitwise the same on any number of threads. Within a row, the loss
 kernel sums F(u) - F(u') over the memories in the pass that computes them, in vector
 lanes (compiled with fastmath ``reassoc`` only: NaN and inf keep their meaning); that
@@ -64,7 +65,6 @@ not between runs or thread counts. Relaxation sums in NumPy's pairwise order.
 """
 from __future__ import annotations
 
-import math
 import os
 import warnings
 
@@ -359,8 +359,8 @@ def loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m,
     grad_part = np.zeros((G, n_chunks, M, K) if gradient else (G, n_chunks, 1, 1), dtype=dtype)
     consts = loss_consts(dtype, kind, n, slope, two_m)
     ok = call("loss_grad", d, d_g, d_b, w, xs, x_g, x_b, ts, np.ascontiguousarray(b_in, dtype=dtype),
-               np.ascontiguousarray(b_out, dtype=dtype), consts, kind, n, two_m, bool(gradient), chunk, loss_part, r,
-               grad_part)
+              np.ascontiguousarray(b_out, dtype=dtype), consts, kind, n, two_m, bool(gradient), chunk, loss_part, r,
+              grad_part)
     if ok is None:
         return None
     loss = loss_part[:, 0].copy() if n_chunks == 1 else np.sum(loss_part, axis=1)  # chunks in order
@@ -398,8 +398,8 @@ def relax_async_bipolar(memories, states, orders, scale, code, zero_sign, max_sw
     d0, d_g, d_b = similarities(memories, out)
     consts = _consts(dtype, 0, 1, 2, n, slope, 0)  # no flush to zero: every decision as the NumPy path's
     ok = call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
-               np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype), consts, kind, n,
-               tie, int(max_sweeps), sweeps_used, converged, nan_seen)
+              np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype), consts, kind, n,
+              tie, int(max_sweeps), sweeps_used, converged, nan_seen)
     if ok is None:
         return None
     finite = ~nan_seen.reshape(G, B).any(axis=1)
@@ -425,4 +425,4 @@ def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor,
     dtype = memories.dtype
     consts = step_consts(dtype, momentum, floor)
     return call("step", memories, velocity, np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok),
-                 np.ascontiguousarray(lr, dtype=dtype), consts, bool(normalize), start, stop) is not None
+                np.ascontiguousarray(lr, dtype=dtype), consts, bool(normalize), start, stop) is not None
