@@ -98,12 +98,16 @@ def _fit_seconds(data, dtype, variant, epochs, clock, engine="auto"):
 
 
 class _Breakdown:
-    """Where a fit's time goes: the matrix products the kernels' wrapper calls (``np.matmul`` in
-    damlite.cpu_kernels) and each numba kernel, on the benchmark's clock; the rest is the gather,
-    the optimiser's bookkeeping and Python. Installed only around the extra, untimed fits."""
+    """Where a fit's time goes: the matrix products (``np.matmul`` in damlite.cpu_fit and
+    damlite.cpu_kernels) and each numba kernel, on the benchmark's clock; the rest is the
+    optimiser's bookkeeping, Python and, on more threads, waiting. On T threads the parts are
+    summed over the threads (thread-seconds) and the rest is T x the fit's time less the parts.
+    Installed only around the extra, untimed fits."""
 
     def __init__(self, clock):
-        self.clock, self.seconds = clock, {}
+        import threading  # noqa: PLC0415
+
+        self.clock, self.seconds, self.lock = clock, {}, threading.Lock()
 
     def __enter__(self):
         import numpy as np  # noqa: PLC0415
@@ -123,24 +127,30 @@ class _Breakdown:
                 outer.add("products", start)
                 return out
 
-        def call(name, *a):
-            start = outer.clock()
-            out = self._call(name, *a)
-            outer.add(f"kernel {name}", start)
-            return out
+        def kernel(name):
+            fn = self._kernel(name)
 
-        self._modules, self._np, self._call = (cpu_kernels, cpu_fit), np, cpu_kernels.call
+            def timed(*a):
+                start = outer.clock()
+                out = fn(*a)
+                outer.add(f"kernel {name}", start)
+                return out
+            return timed
+
+        self._modules, self._np, self._kernel = (cpu_kernels, cpu_fit), np, cpu_kernels.kernel
         cpu_kernels.np = cpu_fit.np = _NumPy()
-        cpu_kernels.call = call
+        cpu_kernels.kernel = kernel
         return self
 
     def add(self, key, start):
-        self.seconds[key] = self.seconds.get(key, 0.0) + self.clock() - start
+        seconds = self.clock() - start
+        with self.lock:
+            self.seconds[key] = self.seconds.get(key, 0.0) + seconds
 
     def __exit__(self, *exc):
         for module in self._modules:
             module.np = self._np
-        self._modules[0].call = self._call
+        self._modules[0].kernel = self._kernel
 
 
 def _train_memories_problem(data, seed=0):
@@ -299,7 +309,7 @@ def worker(args):
                 total, _ = _fit_seconds(data, dtype, variant, epochs, clock, engine)
             parts.append(dict(bd.seconds, fit=total))
         per = {k: (parts[0].get(k, 0.0) - parts[1].get(k, 0.0)) / E for k in parts[0]}
-        per["rest"] = per["fit"] - sum(v for k, v in per.items() if k != "fit")
+        per["rest"] = threads * per["fit"] - sum(v for k, v in per.items() if k != "fit")  # thread-seconds
         breakdown[name] = per
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {
@@ -416,11 +426,12 @@ def table(result):
                               if k.startswith("estimator_float")), ""]
         for name, per in run.get("in_epoch_breakdown_seconds", {}).items():
             label = name.replace("estimator_", "").replace("_", " ")
-            kernels = sum(v for k, v in per.items() if k.startswith("kernel"))
-            lines += [f"Inside one epoch ({label}, an instrumented fit outside the rounds): "
-                      f"{per['fit']:.3f} s = products {per.get('products', 0):.3f} s + numba kernels {kernels:.3f} s "
-                      f"+ the rest {per['rest']:.3f} s (the gather, bookkeeping, Python); the epoch is "
-                      f"{per['fit'] / per['products']:.2f}× the products it ran.", ""]
+            kernels = ", ".join(f"{k.replace('kernel ', '')} {v:.3f}" for k, v in per.items() if k.startswith("kernel"))
+            where = (f"{t} threads: the parts are thread-seconds, the fit {t} × its wall time; the rest is "
+                     "bookkeeping, Python and waiting" if t > 1 else "the rest is bookkeeping and Python")
+            lines += [f"Inside one epoch ({label}, an instrumented fit outside the rounds; {where}): "
+                      f"fit {per['fit']:.3f} s, products {per.get('products', 0):.3f} s, kernels: {kernels} s, "
+                      f"the rest {per['rest']:.3f} s.", ""]
     lines.append(f"Record: {result.get('command', 'bench/cpu_epoch.py')}, {result['date']}, "
                  f"{result['machine']['processor']} ({result['machine']['cpu_count']} cores).")
     return "\n".join(lines)

@@ -19,7 +19,10 @@ _CACHE = _cache_ok(numba)
 
 
 def njit(fn=None, **kw):
-    """numba.njit with this process's caching decision."""
+    """numba.njit with this process's caching decision and NumPy's error model: a float division by
+    zero gives inf or NaN (IEEE), as in NumPy, instead of a check per division that stops the loop
+    around it from being vectorised."""
+    kw.setdefault("error_model", "numpy")
     if fn is None:
         return lambda f: numba.njit(f, cache=_CACHE, **kw)
     return numba.njit(fn, cache=_CACHE, **kw)
@@ -276,7 +279,8 @@ def _loss_grad_kernel(KIND, N):
     (:func:`_row_passes_any`). Each is compiled on first use and cached on disk where
     possible (numba keys a closure's cache entry by the values it captures).
 
-    The kernel runs over (network, chunk of rows) jobs. It is compiled with fastmath
+    The kernel runs the (network, chunk of rows) jobs ``j_lo`` to ``j_hi`` (job g n_chunks + c), releasing
+    the GIL: :func:`damlite.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
     ``reassoc`` only (no assumption about NaN or inf): sums over the memories run in
     vector lanes, in an order fixed by the compiled code, not by the thread count. Each
     work array is its own allocation (no aliasing for the vectoriser to guard against).
@@ -286,21 +290,21 @@ def _loss_grad_kernel(KIND, N):
     N1 = 1 if N is None else N - 1
     NB = 5 if N1 < 32 else 7
 
-    @njit(parallel=True, fastmath={"reassoc"})
+    @njit(nogil=True, fastmath={"reassoc"})
     def kernel(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
-               loss_part, r, grad_part):
+               loss_part, r, grad_part, j_lo, j_hi):
         G, n_chunks = loss_part.shape
         B = d.shape[0] // G
         M, K = w.shape[1], w.shape[2]
         zero, one, nf, slope, flush, tiny = consts[0], consts[1], consts[3], consts[4], consts[6], consts[8]
         dt = d.dtype
-        for job in prange(G * n_chunks):
+        fu, dfu, racc, oth, fo = np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt)
+        dfo = np.empty((M, K), dt)  # F'(u') of the row's evaluated neurons
+        accs = np.empty(M, dt)
+        scratch, zeros = np.zeros((2, max(K, 8)), dt), np.zeros(K, dt)
+        for job in range(j_lo, j_hi):
             g = job // n_chunks
             c = job % n_chunks
-            fu, dfu, racc, oth, fo = np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt)
-            dfo = np.empty((M, K), dt)  # F'(u') of the row's evaluated neurons
-            accs = np.empty(M, dt)
-            scratch, zeros = np.zeros((2, max(K, 8)), dt), np.zeros(K, dt)
             wg, bi, gp = w[g], b_in[g], grad_part[g, c]
             total = zero
             for b in range(c * chunk, min(B, (c + 1) * chunk)):
@@ -328,8 +332,9 @@ _LOSS_GRAD = {}
 
 
 def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
-              loss_part, r, grad_part):
-    """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns.
+              loss_part, r, grad_part, j_lo, j_hi):
+    """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns,
+    for the jobs (network g, chunk c) numbered g n_chunks + c from ``j_lo`` to ``j_hi``.
 
     Row (g, b) of ``d``/``r`` is g*d_g + b*d_b, of ``xs``/``targets`` g*x_g + b*x_b
     (a shared minibatch has x_g = 0). Runs the kernel of :func:`_loss_grad_kernel` for
@@ -340,7 +345,7 @@ def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, 
     if kernel is None:
         kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)
     kernel(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk, loss_part,
-           r, grad_part)
+           r, grad_part, j_lo, j_hi)
 
 
 @njit
@@ -424,20 +429,22 @@ def _step_row(memories, velocity, grad, g, k, use, rate, consts, normalize, clam
         memories[g, k, j] = z
 
 
-@njit(parallel=True)
-def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp_stop):
-    """v <- momentum v - grad (0 where not ok); zeta <- clip(zeta + lr v / max|v|) per memory, in place."""
-    G, K = memories.shape[0], memories.shape[1]
-    for job in prange(G * K):
+@njit(nogil=True)
+def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp_stop, lo, hi):
+    """v <- momentum v - grad (0 where not ok); zeta <- clip(zeta + lr v / max|v|), in place, for the
+    memories lo to hi of the G K (network g, memory k numbered g K + k)."""
+    K = memories.shape[1]
+    for job in range(lo, hi):
         g = job // K
         _step_row(memories, velocity, grad, g, job % K, ok[g], lr[g], consts, normalize, clamp_start, clamp_stop)
 
 
-@njit(parallel=True)
-def gather(probes, targets, order, start, colidx, xb, tb, xs):
-    """The minibatch of rows order[start:start + b]: xb = probes[rows], tb = targets[rows], xs = xb[:, colidx]."""
+@njit(nogil=True)
+def gather(probes, targets, order, start, colidx, xb, tb, xs, lo, hi):
+    """Rows lo to hi of the minibatch of rows order[start:start + b]: xb = probes[rows], tb = targets[rows],
+    xs = xb[:, colidx]."""
     N, M = probes.shape[1], targets.shape[1]
-    for b in prange(xb.shape[0]):
+    for b in range(lo, hi):
         src = order[start + b]
         row, out = probes[src], xb[b]
         for j in range(N):
@@ -447,47 +454,31 @@ def gather(probes, targets, order, start, colidx, xb, tb, xs):
             xs[b, i] = row[colidx[i]]
 
 
-@njit(parallel=True)
-def finish_step(grad, part, colmap, scale, loss, finite, bad, memories, velocity, lr, consts, normalize, clamp_start,
-                clamp_stop, epoch_loss, epoch_ok):
-    """The gradient completed, checked and applied: one minibatch's end in two parallel passes over the memories.
+@njit(nogil=True)
+def complete(grad, part, colmap, scale, bad, lo, hi):
+    """Columns lo to hi of the gradient completed and checked.
 
     grad[g, k, j] <- scale_g (grad[g, k, j] + sum_c part[g, c, i, k]) where column j is
-    evaluated neuron i (``colmap[j] = i``, -1 elsewhere), chunks summed in order;
-    ``bad[g, k]`` marks a non-finite entry. Then network g is ok when ``finite[g]``, its
-    ``loss[g]`` is finite and no entry of its gradient is bad; each memory takes the
-    optimiser step of :func:`step` (gradient 0 unless ok); ``epoch_loss[g]`` adds the loss
-    where ok, ``epoch_ok[g]`` is cleared where not.
+    evaluated neuron i (``colmap[j] = i``, -1 elsewhere), the chunks summed in order;
+    ``bad[g, k]`` is set (never cleared) where an entry is not finite.
     """
     G, K, N = grad.shape
     C = part.shape[1]
-    for job in prange(G * K):
-        g = job // K
-        k = job % K
-        s = scale[g]
-        flag = False
-        for j in range(N):
-            v = grad[g, k, j]
-            i = colmap[j]
-            if i >= 0:
-                extra = part[g, 0, i, k]
-                for c in range(1, C):
-                    extra += part[g, c, i, k]
-                v = v + extra
-            v = v * s
-            grad[g, k, j] = v
-            flag = flag or not math.isfinite(v)
-        bad[g, k] = flag
-    ok = np.empty(G, np.bool_)
     for g in range(G):
-        use = finite[g] and math.isfinite(loss[g])
+        s = scale[g]
         for k in range(K):
-            use = use and not bad[g, k]
-        ok[g] = use
-        if use:
-            epoch_loss[g] += loss[g]
-        else:
-            epoch_ok[g] = False
-    for job in prange(G * K):
-        g = job // K
-        _step_row(memories, velocity, grad, g, job % K, ok[g], lr[g], consts, normalize, clamp_start, clamp_stop)
+            row = grad[g, k]
+            flag = False
+            for j in range(lo, hi):
+                v = row[j]
+                i = colmap[j]
+                if i >= 0:
+                    extra = part[g, 0, i, k]
+                    for c in range(1, C):
+                        extra += part[g, c, i, k]
+                    v = v + extra
+                v = v * s
+                row[j] = v
+                flag = flag or not math.isfinite(v)
+            if flag:
+                bad[g, k] = True

@@ -1,31 +1,55 @@
-"""A training fit's minibatches on the CPU in five calls each, on buffers allocated once per fit.
+"""A training fit's minibatches on the CPU in three parallel steps each, on buffers allocated once per fit.
 
 The CPU twin of :mod:`damlite.gpu_fit`. :func:`damlite.training.train_memories` hands an
 epoch to :meth:`~damlite.cpu_fit.CpuFit.epoch` when the memories are NumPy float32 or
 float64 arrays, the numba kernels are on (:mod:`damlite.cpu_kernels`), the minibatches are
 shared by the G networks and the evaluated neurons are ±1 in every probe (checked once
-per fit). Per minibatch of b rows::
+per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
-    gather       xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]   (numba, threads)
-    GEMM         d (b, G K) = xb zeta^T                                               (BLAS)
-    loss_grad    loss, r and the evaluated columns' part (damlite.cpu_kernels)        (numba, threads)
-    GEMM         grad (G K, N) = r^T xb                                               (BLAS)
-    finish_step  grad <- b_out b_in (grad + columns), its finiteness, the optimiser step   (numba, threads)
+    front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
+             GEMM     d (b, G K) = xb zeta^T
+             loss     loss, r and the evaluated columns' part (damlite.cpu_kernels)
+    back     GEMM     grad (G K, N) = r^T xb
+             complete grad <- b_out b_in (grad + columns), its finiteness
+    step     the optimiser step of each memory (gradient 0 in a network that is not finite)
+
+Each step is split over the T threads, which wait for each other between the steps:
+``front`` by chunks of rows (one network) or by networks (several; the gather and the
+first product then run before it, on the calling thread), ``back`` by columns, ``step``
+by memories. The threads run the numba kernels and single-threaded BLAS products
+(threadpoolctl limits BLAS to one thread during the epoch): one pool of threads, none of
+them busy-waiting on a core another needs. Without threadpoolctl, or for a small problem
+(:data:`MIN_WORK`), T is 1 and BLAS keeps its own threads.
 
 The same kernels and the same arithmetic in the same order as the minibatch loop of
-:mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: the results are
-bitwise those of that loop (the tests check it), without its per-minibatch allocations,
-copies, reductions and Python. Where a kernel fails, the kernels are off for the process
-(one warning, :mod:`damlite.cpu_kernels`), the epoch's start is restored and the loop of
-:mod:`damlite.training` runs the rest of the fit on NumPy.
+:mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: on one thread the
+results are bitwise those of that loop (the tests check it), without its per-minibatch
+allocations, copies, reductions and Python. On T threads each product is cut into T
+blocks of rows (at chunk boundaries) or of columns (at multiples of :data:`COLUMN_ALIGN`);
+each entry is still one BLAS dot product over the same terms, summed as in the whole
+product wherever the BLAS tiles the block as it tiles the whole (OpenBLAS does: the tests
+check the fits bitwise on 1 and 2 threads; another BLAS may differ in the last bits).
+Where a kernel fails, the kernels are off for the process (one warning), the epoch's
+start is restored and the loop of :mod:`damlite.training` runs the rest of the fit on
+NumPy.
 """
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
 from . import cpu_kernels
 
 __all__ = ["CpuFit"]
+
+#: Below this many operations per minibatch (rows x networks x memories x (N + M)) a fit
+#: runs on one thread: waking the others costs more than they save.
+MIN_WORK = 200_000
+
+#: The columns of the gradient product are cut at multiples of this, where BLAS kernels
+#: tile, so that each block's entries are summed as in the whole product.
+COLUMN_ALIGN = 16
 
 
 class CpuFit:
@@ -65,6 +89,8 @@ class CpuFit:
         self.grad = np.empty((G, K, N), dtype)
         self.bad = np.zeros((G, K), dtype=np.bool_)
         self._by_rows = {}
+        work = self.batch * G * K * (N + M)  # ~ the products' and the loss kernel's operations per minibatch
+        self.threads = cpu_kernels.num_threads() if work >= MIN_WORK and cpu_kernels._blas_controller() else 1
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
@@ -98,15 +124,21 @@ class CpuFit:
                    2 * int(error_exponent), min(batch, probes.shape[0]), momentum, normalize, floor)
 
     def _rows(self, b):
-        """Per-minibatch buffers and chunking for minibatches of ``b`` rows (cached)."""
+        """Per-minibatch buffers and the threads' cuts for minibatches of ``b`` rows (cached)."""
         if b not in self._by_rows:
-            G, K, _, M, _ = self.shape
+            G, K, N, M, _ = self.shape
             n_chunks, chunk = cpu_kernels.row_chunks(b)
+            T = self.threads
+            front = min(T, n_chunks if G == 1 else G)
+            cut = cpu_kernels.spans(n_chunks if G == 1 else G, front)
+            back = min(T, max(1, N // COLUMN_ALIGN))
             self._by_rows[b] = {
                 "xb": self.xb[:b], "tb": self.tb[:b], "xs": self.xs[:b], "d": self.d[:b], "chunk": chunk,
-                "d_rows": self.d[:b].reshape(b * G, K), "r_rows": self.r[:b].reshape(b * G, K), "rt": self.r[:b].T,
-                "loss_part": np.zeros((G, n_chunks), self.xb.dtype),
-                "grad_part": np.zeros((G, n_chunks, M, K), self.xb.dtype)}
+                "n_chunks": n_chunks, "d_rows": self.d[:b].reshape(b * G, K), "r_rows": self.r[:b].reshape(b * G, K),
+                "rt": self.r[:b].T, "loss_part": np.zeros((G, n_chunks), self.xb.dtype),
+                "grad_part": np.zeros((G, n_chunks, M, K), self.xb.dtype),
+                "front": front, "front_cut": cut, "back": back, "back_cut": cpu_kernels.spans(N, back, COLUMN_ALIGN),
+                "step": min(T, G * K), "step_cut": cpu_kernels.spans(G * K, min(T, G * K))}
         return self._by_rows[b]
 
     def epoch(self, order, lr, finite):
@@ -123,33 +155,64 @@ class CpuFit:
         self.finite[...] = finite
         self.epoch_loss[...] = 0
         self.epoch_ok[...] = True
-        for start in range(0, B, self.batch):
-            if not self.minibatch(start):
-                self.memories[...], self.velocity[...] = backup
-                return None
+        limit = cpu_kernels.one_blas_thread() if self.threads > 1 else None
+        with limit or contextlib.nullcontext():
+            for start in range(0, B, self.batch):
+                if not self.minibatch(start):
+                    self.memories[...], self.velocity[...] = backup
+                    return None
         return self.epoch_loss.copy(), self.epoch_ok.copy()
 
     def minibatch(self, start):
-        """The minibatch from row ``start`` of the epoch's order, its five calls; False if a kernel failed."""
+        """The minibatch from row ``start`` of the epoch's order, its three steps; False if a kernel failed."""
         G, K, N, _, B = self.shape
         b = min(self.batch, B - start)
         rows = self._rows(b)
-        kind, n, _ = self.code
         mem = self.memories
-        if not cpu_kernels.call("gather", self.probes, self.targets, self.order, start, self.colidx, rows["xb"],
-                                rows["tb"], rows["xs"]):
-            return False
-        np.matmul(rows["xb"], mem.reshape(G * K, N).T, out=rows["d"])
         np.multiply(2, mem[:, :, self.cols].transpose(0, 2, 1), out=self.w)
-        loss_part, grad_part = rows["loss_part"], rows["grad_part"]
-        grad_part[...] = 0
-        if not cpu_kernels.call("loss_grad", rows["d_rows"], 1, G, self.w, rows["xs"], 0, 1, rows["tb"], self.b_in,
-                                self.b_out, self.loss_consts, kind, n, self.two_m, True, rows["chunk"], loss_part,
-                                rows["r_rows"], grad_part):
+        rows["grad_part"][...] = 0
+        self.bad[...] = False
+        if G > 1:  # the gather and the first product whole (cut by networks, the product would round differently)
+            if not cpu_kernels.call("gather", self.probes, self.targets, self.order, start, self.colidx, rows["xb"],
+                                    rows["tb"], rows["xs"], 0, b):
+                return False
+            np.matmul(rows["xb"], mem.reshape(G * K, N).T, out=rows["d"])
+        if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
             return False
+        loss_part = rows["loss_part"]
         loss = loss_part[:, 0].copy() if loss_part.shape[1] == 1 else np.sum(loss_part, axis=1)
-        np.matmul(rows["rt"], rows["xb"], out=self.grad.reshape(G * K, N))
-        start_col, stop_col = self.clamp
-        return cpu_kernels.call("finish_step", self.grad, grad_part, self.colmap, self.scale, loss, self.finite,
-                                self.bad, mem, self.velocity, self.lr, self.step_consts, self.normalize, start_col,
-                                stop_col, self.epoch_loss, self.epoch_ok)
+        if not cpu_kernels.run_parts(self._back, rows["back"], lambda t: (rows, t)):
+            return False
+        ok = self.finite & np.isfinite(loss) & ~self.bad.any(axis=1)
+        self.epoch_loss[ok] += loss[ok]
+        self.epoch_ok &= ok
+        cut, (start_col, stop_col) = rows["step_cut"], self.clamp
+        return cpu_kernels.run_parts("step", rows["step"], lambda t: (
+            mem, self.velocity, self.grad, ok, self.lr, self.step_consts, self.normalize, start_col, stop_col,
+            cut[t], cut[t + 1])) is not None
+
+    def _front(self, rows, start, t):
+        """Thread ``t``'s part of the gather, the first product and the loss kernel."""
+        G, K, N, _, _ = self.shape
+        kind, n, _ = self.code
+        lo, hi = rows["front_cut"][t], rows["front_cut"][t + 1]
+        xb, d, zeta_t = rows["xb"], rows["d"], self.memories.reshape(G * K, N).T
+        if G == 1:  # chunks lo..hi of the rows
+            n_chunks, chunk = rows["n_chunks"], rows["chunk"]
+            first, last = lo * chunk, min(xb.shape[0], hi * chunk)
+            cpu_kernels.kernel("gather")(self.probes, self.targets, self.order, start, self.colidx, xb, rows["tb"],
+                                         rows["xs"], first, last)
+            np.matmul(xb[first:last], zeta_t, out=d[first:last])
+            jobs = (lo, hi)
+        else:  # networks lo..hi (the rows gathered and the first product done before)
+            jobs = (lo * rows["n_chunks"], hi * rows["n_chunks"])
+        cpu_kernels.kernel("loss_grad")(rows["d_rows"], 1, G, self.w, rows["xs"], 0, 1, rows["tb"], self.b_in,
+                                        self.b_out, self.loss_consts, kind, n, self.two_m, True, rows["chunk"],
+                                        rows["loss_part"], rows["r_rows"], rows["grad_part"], *jobs)
+
+    def _back(self, rows, t):
+        """Thread ``t``'s columns of the second product and of the completed, checked gradient."""
+        G, K, N, _, _ = self.shape
+        lo, hi = rows["back_cut"][t], rows["back_cut"][t + 1]
+        np.matmul(rows["rt"], rows["xb"][:, lo:hi], out=self.grad.reshape(G * K, N)[:, lo:hi])
+        cpu_kernels.kernel("complete")(self.grad, rows["grad_part"], self.colmap, self.scale, self.bad, lo, hi)

@@ -12,9 +12,10 @@ temporaries, and agree with it to rounding (the tests check both dtypes, on 1 an
   and clamp of :mod:`damlite.training` in one pass.
 
 A training fit whose minibatches all networks share runs whole epochs through
-:mod:`damlite.cpu_fit` (a gather kernel, the loss kernel, one kernel that completes the
-gradient, checks it and takes the step; the two matrix products into buffers), bitwise
-the results of the minibatch loop of :mod:`damlite.training`.
+:mod:`damlite.cpu_fit` (per minibatch a gather kernel, the loss kernel, a kernel that
+completes and checks the gradient and the optimiser step, with the two matrix products
+into buffers, in three steps split over the threads), bitwise the results of the
+minibatch loop of :mod:`damlite.training`.
 
 The loss kernel is compiled once per interaction (its kind and exponent): for the
 polynomial kinds with n <= 128 they are compile-time constants, so that x**(n-1) is a
@@ -47,21 +48,30 @@ writable cache directory.
 
 Threads and determinism
 -----------------------
-Work is spread over ``networks x rows`` with numba's ``prange``; the thread count is
-numba's (``NUMBA_NUM_THREADS``, default all cores), or ``OMP_NUM_THREADS`` when only
-that is set; with neither, a multiprocessing worker (the sweep engine's ``--workers``)
-uses one thread. On several cores the kernels share them with OpenBLAS, whose idle
-threads busy-wait after each product: ``OPENBLAS_THREAD_TIMEOUT=4`` (set before NumPy is
-imported), ``OMP_WAIT_POLICY=PASSIVE`` and ``NUMBA_THREADING_LAYER=omp`` put both pools'
-idle threads to sleep (``bench/README.md`` measures it); GNU OpenMP is not fork-safe,
-so keep numba's default layer for the sweep engine's forked ``--workers``.
+The loss kernel, the optimiser step and the whole-epoch path run on one pool of
+threads per process (:func:`run_parts`): the kernels are compiled to release the GIL, the
+calling thread runs the first part of the work, the others take the rest. Relaxation runs
+numba's ``prange`` (its threading layer: a fork-safe one unless ``NUMBA_THREADING_LAYER``
+says otherwise). The thread count is numba's (``NUMBA_NUM_THREADS``, default all cores,
+or :func:`set_num_threads`), or ``OMP_NUM_THREADS`` when only that is set; with neither, a
+multiprocessing worker (the sweep engine's ``--workers``) uses one thread.
 
-Rows are cut into chunks of fixed size (independent of the thread count), each chunk sums its own part of the gradient and the parts are added in chunk
-order: results are bitwise the same on any number of threads. Within a row, the loss
+A whole-epoch fit on several threads (:mod:`damlite.cpu_fit`) also splits its matrix
+products over those threads, with BLAS limited to one thread per product during the
+epoch (threadpoolctl, installed with ``damlite[fast]``; without it such a fit runs the
+kernels on one thread). OpenBLAS's own idle threads busy-wait for 2**28 cycles after each
+product, on the cores the kernels then need; with one pool nothing waits that way.
+
+Rows are cut into chunks of fixed size (independent of the thread count), each chunk sums its
+own part of the gradient and the parts are added in chunk order. Within a row, the loss
 kernel sums F(u) - F(u') over the memories in the pass that computes them, in vector
 lanes (compiled with fastmath ``reassoc`` only: NaN and inf keep their meaning); that
 order is fixed by the compiled code, so it may differ between CPUs (vector widths) but
-not between runs or thread counts. Relaxation sums in NumPy's pairwise order.
+not between runs or thread counts. Relaxation sums in NumPy's pairwise order. The
+kernels' results are therefore bitwise the same on any number of threads; so are the
+whole-epoch fits' where the BLAS sums a block of a product's rows or columns as it sums
+them in the whole product (OpenBLAS does for the cuts :mod:`damlite.cpu_fit` makes; the
+tests check it).
 """
 from __future__ import annotations
 
@@ -74,13 +84,18 @@ __all__ = [
     "ALLOWED",
     "CpuKernelsWarning",
     "available",
+    "call",
     "description",
     "interaction_code",
+    "kernel",
     "loss_and_gradient",
+    "num_threads",
+    "one_blas_thread",
     "optimizer_step",
     "relax_async_bipolar",
-    "num_threads",
+    "run_parts",
     "set_num_threads",
+    "spans",
 ]
 
 POLYNOMIAL, RECTIFIED, LEAKY, EXPONENTIAL = 0, 1, 2, 3
@@ -244,16 +259,89 @@ def interaction_code(interaction):
 
 def call(name, *args):
     """Run kernel ``name``; True, or on any failure (compiling, caching, ...) turn the kernels off and return None."""
+    return run_parts(name, 1, lambda t: args)
+
+
+_team = None  # (pid, workers, ThreadPoolExecutor): the kernel threads of this process
+
+
+def _workers(n):
+    """This process's pool of at least ``n`` threads besides the caller (rebuilt after a fork, or larger
+    when more are asked for; the old pool's threads end once nothing uses it)."""
+    global _team
+    if _team is None or _team[0] != os.getpid() or _team[1] < n:
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        _team = (os.getpid(), n, ThreadPoolExecutor(n, thread_name_prefix="damlite-cpu"))
+    return _team[2]
+
+
+def kernel(name):
+    """The compiled-on-demand kernel ``name`` (for callers that compose kernels, e.g. damlite.cpu_fit)."""
+    return getattr(_kernels, name)
+
+
+def run_parts(name, parts, args):
+    """Kernel ``name`` (or a function of kernels and products) on ``args(0)``, ..., ``args(parts - 1)`` at
+    once, one part per thread (the caller runs part 0; the kernels and BLAS release the GIL); True,
+    or on any failure turn the kernels off (one warning) and return None. Each part writes its own
+    outputs."""
     if _failure is not None:
         return None
     try:
         _configure_process()
-        getattr(_kernels, name)(*args)
+        fn = kernel(name) if isinstance(name, str) else name
+        if parts <= 1:
+            fn(*args(0))
+            return True
+        futures = [_workers(parts - 1).submit(fn, *args(t)) for t in range(1, parts)]
+        try:
+            fn(*args(0))
+        finally:
+            errors = [f.exception() for f in futures]  # waits for every part
+        for error in errors:
+            if error is not None:
+                raise error
         return True
     except Exception as exc:  # noqa: BLE001 - any failure must fall back to NumPy
         first = (str(exc).strip().splitlines() or [""])[0]
-        _fail(f"kernel {name!r} failed: {type(exc).__name__}: {first}")
+        label = name if isinstance(name, str) else name.__name__.strip("_")
+        _fail(f"kernel {label!r} failed: {type(exc).__name__}: {first}")
         return None
+
+
+def spans(n, parts, align=1):
+    """``parts + 1`` boundaries cutting range(n) into ``parts`` near-equal spans (inner ones multiples of ``align``)."""
+    cuts = [min(n, align * round(n * t / parts / align)) for t in range(parts + 1)]
+    cuts[0], cuts[-1] = 0, n
+    return cuts
+
+
+_controller = None
+
+
+def _blas_controller():
+    """threadpoolctl's controller of the loaded BLAS libraries, or False where threadpoolctl is missing."""
+    global _controller
+    if _controller is None:
+        try:
+            import threadpoolctl  # noqa: PLC0415
+
+            _controller = threadpoolctl.ThreadpoolController()
+        except Exception:  # noqa: BLE001 - optional (pip install damlite[fast] brings it)
+            _controller = False
+    return _controller
+
+
+def one_blas_thread():
+    """Limit BLAS to one thread per product now (threadpoolctl) and return the limiter, a context
+    manager that restores the limits on exit; None where threadpoolctl is not installed.
+
+    While the kernel threads split the products themselves, no idle BLAS thread busy-waits
+    on the cores the kernels use (OpenBLAS's do, for 2**28 cycles after each product).
+    """
+    controller = _blas_controller()
+    return controller.limit(limits=1, user_api="blas") if controller else None
 
 
 def _cache_ok(nb) -> bool:
@@ -358,9 +446,11 @@ def loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m,
     r = np.zeros((d.shape[0], K) if gradient else (1, 1), dtype=dtype)
     grad_part = np.zeros((G, n_chunks, M, K) if gradient else (G, n_chunks, 1, 1), dtype=dtype)
     consts = loss_consts(dtype, kind, n, slope, two_m)
-    ok = call("loss_grad", d, d_g, d_b, w, xs, x_g, x_b, ts, np.ascontiguousarray(b_in, dtype=dtype),
-              np.ascontiguousarray(b_out, dtype=dtype), consts, kind, n, two_m, bool(gradient), chunk, loss_part, r,
-              grad_part)
+    b_in, b_out = np.ascontiguousarray(b_in, dtype=dtype), np.ascontiguousarray(b_out, dtype=dtype)
+    parts = min(num_threads(), G * n_chunks)
+    cut = spans(G * n_chunks, parts)
+    ok = run_parts("loss_grad", parts, lambda t: (d, d_g, d_b, w, xs, x_g, x_b, ts, b_in, b_out, consts, kind, n, two_m,
+                                                  bool(gradient), chunk, loss_part, r, grad_part, cut[t], cut[t + 1]))
     if ok is None:
         return None
     loss = loss_part[:, 0].copy() if n_chunks == 1 else np.sum(loss_part, axis=1)  # chunks in order
@@ -424,5 +514,8 @@ def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor,
         return False
     dtype = memories.dtype
     consts = step_consts(dtype, momentum, floor)
-    return call("step", memories, velocity, np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok),
-                np.ascontiguousarray(lr, dtype=dtype), consts, bool(normalize), start, stop) is not None
+    grad, ok, lr = np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok), np.ascontiguousarray(lr, dtype=dtype)
+    parts = min(num_threads(), G * K)
+    cut = spans(G * K, parts)
+    return run_parts("step", parts, lambda t: (memories, velocity, grad, ok, lr, consts, bool(normalize), start, stop,
+                                               cut[t], cut[t + 1])) is not None

@@ -202,12 +202,17 @@ def _classifier_problem(dtype, G=1, seed=7, B=150, D=60, C=6, K=37):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("G, batch, neurons, clamp", [(1, 50, slice(60, 66), slice(0, 66)),
+                                                      (1, None, slice(60, 66), None),
                                                       (3, 40, np.array([61, 65, 60]), None),
                                                       (2, None, slice(60, 66), slice(10, 30))])
-def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batch, neurons, clamp):
-    """damlite.cpu_fit (five calls per minibatch) against the loop of damlite.training: the same memories,
-    losses and learning rates to the last bit; one or several networks, ragged last minibatch, an index
-    array of evaluated neurons, clamps or none."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batch, neurons, clamp, threads):
+    """damlite.cpu_fit (three parallel steps per minibatch) against the loop of damlite.training: the same
+    memories, losses and learning rates to the last bit; one or several networks, ragged last minibatch,
+    an index array of evaluated neurons, clamps or none; on one thread and cut over two (rows of one
+    network's minibatch of 150 in chunks, or networks; the gradient's columns; the memories)."""
+    if threads > 1 and not _threads_available():
+        pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
     mem, X, T = _classifier_problem(dtype, G)
     T = T[:, :3] if isinstance(neurons, np.ndarray) else T
@@ -217,11 +222,20 @@ def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batc
               random_state=1)
     from damlite import cpu_fit  # noqa: PLC0415
 
-    calls = []
+    monkeypatch.setattr(cpu_fit, "MIN_WORK", 0)  # these small problems on the threads too
+    fits = []
     epoch = cpu_fit.CpuFit.epoch
-    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: calls.append(1) or epoch(self, *a))
-    got = train_memories(mem, X, T, F, **kw)
-    assert len(calls) == 3  # the fit took the whole-epoch path
+    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
+    cpu_kernels.set_num_threads(threads)
+    try:
+        got = train_memories(mem, X, T, F, **kw)
+    finally:
+        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+    assert len(fits) == 3  # the fit took the whole-epoch path
+    cuts = next(iter(fits[0]._by_rows.values()))
+    assert fits[0].threads == threads and cuts["back"] == threads and cuts["step"] == threads
+    if threads > 1 and (G > 1 or batch is None):  # the front step is cut too (chunks of rows, or networks)
+        assert cuts["front"] == threads
     _without_whole_epochs(monkeypatch)
     want = train_memories(mem, X, T, F, **kw)
     assert np.abs(got.memories - mem).max() > 1e-3  # the memories moved
@@ -262,7 +276,7 @@ def test_whole_epochs_fall_back_to_the_loop_when_a_kernel_fails(monkeypatch):
 
     class FailsOnThirdStep:
         def __getattr__(self, name):
-            if name == "finish_step":
+            if name == "step":
                 seen.append(1)
                 if len(seen) == 3:
                     raise RuntimeError("LLVM ERROR: broken")
@@ -271,7 +285,7 @@ def test_whole_epochs_fall_back_to_the_loop_when_a_kernel_fails(monkeypatch):
     monkeypatch.setattr(cpu_kernels, "_kernels", FailsOnThirdStep())
     monkeypatch.setattr(cpu_kernels, "_failure", None)
     monkeypatch.setattr(cpu_kernels, "_warned", False)
-    with pytest.warns(cpu_kernels.CpuKernelsWarning, match="finish_step"):
+    with pytest.warns(cpu_kernels.CpuKernelsWarning, match="step"):
         got = train_memories(mem, X, T, F, **kw)
     np.testing.assert_allclose(got.memories, want.memories, rtol=0, atol=1e-12)
     np.testing.assert_allclose(got.loss, want.loss, rtol=1e-12)
