@@ -362,6 +362,17 @@ def _cpu_model():
     return platform.processor() or platform.machine()
 
 
+def _commit():
+    """The checkout's commit, with "+changes" where its tracked files differ from it (provenance)."""
+    def git(*a):
+        return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()
+    try:
+        head = git("rev-parse", "HEAD")
+        return (head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")) or None
+    except OSError:
+        return None
+
+
 def _no_torch():
     try:
         import torch  # noqa: F401, PLC0415
@@ -501,6 +512,7 @@ def main(argv=None):
         "benchmark": "Krotov & Hopfield's MNIST configuration, full MNIST, per epoch (bench/cpu_epoch.py)",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": "python bench/cpu_epoch.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "commit": _commit(),
         "machine": {"processor": _cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "epochs_timed": args.epochs, "rounds": args.rounds,

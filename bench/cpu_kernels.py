@@ -16,7 +16,9 @@ Workloads:
   stored patterns at N = 784, n = 10, normalized network (one network).
 
 Each round runs every contender once (round robin); the medians of process CPU time
-over ``--repeats`` rounds are compared, with one BLAS thread. Results:
+over ``--repeats`` rounds are compared (on more threads it adds the threads up: the wall
+time is recorded beside it). One thread unless OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and
+NUMBA_NUM_THREADS are set (the record holds them). Results:
 ``bench/results/cpu-kernels-<date>.json`` (or ``--out``).
 """
 from __future__ import annotations
@@ -46,9 +48,13 @@ ENGINES = ("numpy", "numba")
 
 def _with_engine(engine, fn):
     os.environ["DAMLITE_CPU_KERNELS"] = engine
-    start = time.process_time()
+    start, wall = time.process_time(), time.perf_counter()
     out = fn()
+    _WALL.append(time.perf_counter() - wall)
     return time.process_time() - start, out
+
+
+_WALL = []  # wall seconds of each timed call, in order (the process CPU time adds up all threads)
 
 
 def block_workload(epochs, interaction):
@@ -78,6 +84,7 @@ def main(argv=None):
         for engine in ENGINES:
             _with_engine(engine, fn)
     times = {w: {e: [] for e in ENGINES} for w in workloads}
+    walls = {w: {e: [] for e in ENGINES} for w in workloads}
     agree = {}
     for _ in range(args.repeats):
         for w, fn in workloads.items():
@@ -85,6 +92,7 @@ def main(argv=None):
             for engine in ENGINES:
                 seconds, outs[engine] = _with_engine(engine, fn)
                 times[w][engine].append(seconds)
+                walls[w][engine].append(_WALL[-1])
             if w.startswith("block"):
                 a = np.array([r["distance"] for r in outs["numpy"]])
                 b = np.array([r["distance"] for r in outs["numba"]])
@@ -97,7 +105,9 @@ def main(argv=None):
         "machine": {"processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
                     "load_average": list(os.getloadavg())},
         "provenance": ex.provenance("numpy"),
-        "epochs": args.epochs, "repeats": args.repeats, "clock": "process CPU time, one thread",
+        "epochs": args.epochs, "repeats": args.repeats,
+        "clock": "process CPU time (on more threads: all threads added up); wall time beside it",
+        "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")},
         "workloads": {},
     }
     for w, per in times.items():
@@ -105,12 +115,14 @@ def main(argv=None):
         scale = args.epochs if w.startswith("block") else 1
         result["workloads"][w] = {
             "median_seconds": med, "all_seconds": per,
+            "median_wall_seconds": {e: statistics.median(v) for e, v in walls[w].items()},
             "per_epoch_seconds": {e: m / scale for e, m in med.items()} if scale > 1 else None,
             "speedup_numba_over_numpy": med["numpy"] / med["numba"],
             "agreement": agree[w],
         }
-        print(f"{w:>20}: numpy {med['numpy']:.2f} s, numba {med['numba']:.2f} s, "
-              f"speed-up {med['numpy'] / med['numba']:.2f}x  {agree[w]}")
+        wall = result["workloads"][w]["median_wall_seconds"]
+        print(f"{w:>20}: numpy {med['numpy']:.2f} s, numba {med['numba']:.2f} s (wall {wall['numpy']:.2f} s, "
+              f"{wall['numba']:.2f} s), speed-up {med['numpy'] / med['numba']:.2f}x  {agree[w]}")
     out = Path(args.out or f"bench/results/cpu-kernels-{dt.date.today().isoformat()}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))

@@ -19,7 +19,7 @@ first product then run before it, on the calling thread), ``back`` by columns, `
 by memories. The threads run the numba kernels and single-threaded BLAS products
 (threadpoolctl limits BLAS to one thread during the epoch): one pool of threads, none of
 them busy-waiting on a core another needs. Without threadpoolctl, or for a small problem
-(:data:`MIN_WORK`), T is 1 and BLAS keeps its own threads.
+(:data:`damlite.cpu_kernels.MIN_WORK`), T is 1 and BLAS keeps its own threads.
 
 The same kernels and the same arithmetic in the same order as the minibatch loop of
 :mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: on one thread the
@@ -42,10 +42,6 @@ import numpy as np
 from . import cpu_kernels
 
 __all__ = ["CpuFit"]
-
-#: Below this many operations per minibatch (rows x networks x memories x (N + M)) a fit
-#: runs on one thread: waking the others costs more than they save.
-MIN_WORK = 200_000
 
 #: The columns of the gradient product are cut at multiples of this, where BLAS kernels
 #: tile, so that each block's entries are summed as in the whole product.
@@ -90,7 +86,7 @@ class CpuFit:
         self.bad = np.zeros((G, K), dtype=np.bool_)
         self._by_rows = {}
         work = self.batch * G * K * (N + M)  # ~ the products' and the loss kernel's operations per minibatch
-        self.threads = cpu_kernels.num_threads() if work >= MIN_WORK and cpu_kernels._blas_controller() else 1
+        self.threads = cpu_kernels.threads_for(work, G * K) if cpu_kernels._blas_controller() else 1
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,

@@ -96,6 +96,7 @@ __all__ = [
     "run_parts",
     "set_num_threads",
     "spans",
+    "threads_for",
 ]
 
 POLYNOMIAL, RECTIFIED, LEAKY, EXPONENTIAL = 0, 1, 2, 3
@@ -182,15 +183,16 @@ def available() -> bool:
 
 
 def description() -> str:
-    """What computes on the CPU, e.g. ``"numba 0.61.0 (2 threads, workqueue)"`` or ``"numpy"`` (the
-    threading layer once a kernel has run)."""
+    """What computes on the CPU, e.g. ``"numba 0.68.1 (2 threads; relaxation on workqueue)"`` or ``"numpy"``
+    (numba's threading layer, which only relaxation uses, once it has run)."""
     if not available():
         return "numpy"
     try:
-        layer = f", {numba.threading_layer()}"
+        layer = f"; relaxation on {numba.threading_layer()}"
     except ValueError:  # no parallel kernel has run yet
         layer = ""
-    return f"numba {numba.__version__} ({num_threads()} threads{layer})"
+    n = num_threads()
+    return f"numba {numba.__version__} ({n} thread{'' if n == 1 else 's'}{layer})"
 
 
 def num_threads() -> int:
@@ -308,6 +310,17 @@ def run_parts(name, parts, args):
         label = name if isinstance(name, str) else name.__name__.strip("_")
         _fail(f"kernel {label!r} failed: {type(exc).__name__}: {first}")
         return None
+
+
+#: Below this many operations per call (rows x networks x memories x (neurons + evaluated
+#: neurons), about) the kernels run on the calling thread alone: waking the others costs
+#: more than they save.
+MIN_WORK = 200_000
+
+
+def threads_for(work, jobs):
+    """How many threads a call of ``work`` operations in ``jobs`` independent parts takes."""
+    return 1 if work < MIN_WORK else max(1, min(num_threads(), jobs))
 
 
 def spans(n, parts, align=1):
@@ -447,7 +460,7 @@ def loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m,
     grad_part = np.zeros((G, n_chunks, M, K) if gradient else (G, n_chunks, 1, 1), dtype=dtype)
     consts = loss_consts(dtype, kind, n, slope, two_m)
     b_in, b_out = np.ascontiguousarray(b_in, dtype=dtype), np.ascontiguousarray(b_out, dtype=dtype)
-    parts = min(num_threads(), G * n_chunks)
+    parts = threads_for(B * G * K * (N + M), G * n_chunks)
     cut = spans(G * n_chunks, parts)
     ok = run_parts("loss_grad", parts, lambda t: (d, d_g, d_b, w, xs, x_g, x_b, ts, b_in, b_out, consts, kind, n, two_m,
                                                   bool(gradient), chunk, loss_part, r, grad_part, cut[t], cut[t + 1]))
@@ -515,7 +528,7 @@ def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor,
     dtype = memories.dtype
     consts = step_consts(dtype, momentum, floor)
     grad, ok, lr = np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok), np.ascontiguousarray(lr, dtype=dtype)
-    parts = min(num_threads(), G * K)
+    parts = threads_for(8 * G * K * N, G * K)
     cut = spans(G * K, parts)
     return run_parts("step", parts, lambda t: (memories, velocity, grad, ok, lr, consts, bool(normalize), start, stop,
                                                cut[t], cut[t + 1])) is not None

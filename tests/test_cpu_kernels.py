@@ -163,6 +163,7 @@ def test_results_do_not_depend_on_the_thread_count(monkeypatch, dtype):
 
 
 def test_fused_optimiser_step_matches_the_numpy_step(monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)  # the step and the loss kernel cut over the threads
     mem, X = _problem(4)
     F = make_interaction("polynomial", 3)
 
@@ -222,7 +223,7 @@ def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batc
               random_state=1)
     from damlite import cpu_fit  # noqa: PLC0415
 
-    monkeypatch.setattr(cpu_fit, "MIN_WORK", 0)  # these small problems on the threads too
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)  # these small problems on the threads too
     fits = []
     epoch = cpu_fit.CpuFit.epoch
     monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
