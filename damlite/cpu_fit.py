@@ -41,7 +41,7 @@ import numpy as np
 
 from . import cpu_kernels
 
-__all__ = ["CpuFit"]
+__all__ = ["COLUMN_ALIGN", "CpuFit"]
 
 #: The columns of the gradient product are cut at multiples of this, where BLAS kernels
 #: tile, so that each block's entries are summed as in the whole product.

@@ -83,6 +83,7 @@ import numpy as np
 __all__ = [
     "ALLOWED",
     "CpuKernelsWarning",
+    "MIN_WORK",
     "available",
     "call",
     "description",
