@@ -53,9 +53,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
-#: The multi-core setting of bench/README.md: OpenBLAS's idle threads sleep at once (they busy-wait
-#: 2**28 cycles by default, on the cores the numba kernels then use), numba's parallel regions run
-#: on GNU OpenMP with its idle threads asleep (the default "forksafe" layer is numba's workqueue).
+#: Session 7's multi-core setting (bench/README.md): OpenBLAS's idle threads sleep at once (they
+#: busy-wait 2**28 cycles by default), numba's parallel regions run on GNU OpenMP with its idle
+#: threads asleep. Since session 8 a fit runs its kernels and products on one pool of threads;
+#: ``--tuned`` checks that the setting no longer matters.
 TUNED = {"OPENBLAS_THREAD_TIMEOUT": "4", "OMP_WAIT_POLICY": "PASSIVE", "NUMBA_THREADING_LAYER": "omp"}
 KROTOV = dict(K=100, n=20, m=30, T=540.0, lr=4e-2, decay=0.998, momentum=0.6, batch=1000, mean=-0.3, std=0.3)
 
