@@ -20,8 +20,7 @@ _CACHE = _cache_ok(numba)
 
 def njit(fn=None, **kw):
     """numba.njit with this process's caching decision and NumPy's error model: a float division by
-    zero gives inf or NaN (IEEE), as in NumPy, instead of a check per division that stops the loop
-    around it from being vectorised."""
+    zero gives inf or NaN (IEEE), as in the NumPy path, not a ZeroDivisionError."""
     kw.setdefault("error_model", "numpy")
     if fn is None:
         return lambda f: numba.njit(f, cache=_CACHE, **kw)
