@@ -148,8 +148,10 @@ def test_classifier_learns_and_agrees_with_the_estimator(digits):
     assert res.accuracy["test"][-1, 0] > res.accuracy["test"][0, 0] or res.accuracy["test"][0, 0] > 0.5
     assert res.epoch_seconds.shape == (4,) and np.all(res.epoch_seconds > 0)
     # the estimator's predictions from the same memories
-    dam = damlite.DenseAssociativeMemory(20, interaction="rectified_polynomial", n=3, temperature=0.01, backend="numpy")
-    dam.set_params(epochs=1).fit(X[:20], y[:20])
+    dam = damlite.DenseAssociativeMemory(20, interaction="rectified_polynomial", n=3, temperature=0.01, backend="numpy",
+                                         random_state=0)
+    with pytest.warns(damlite.ConvergenceWarning, match="tanh saturated"):  # T = 0.01: saturated, as the message says
+        dam.set_params(epochs=1).fit(X[:20], y[:20])  # a fitted estimator to hold the memories trained above
     dam.memories_ = res.memories[0]
     pred, finite = predict_classes(res.memories, digits.X_test, dam.interaction_, res.beta_in)
     assert finite[0]
