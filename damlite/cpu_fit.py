@@ -194,8 +194,7 @@ class CpuFit:
         lo, hi = rows["front_cut"][t], rows["front_cut"][t + 1]
         xb, d, zeta_t = rows["xb"], rows["d"], self.memories.reshape(G * K, N).T
         if G == 1:  # chunks lo..hi of the rows
-            n_chunks, chunk = rows["n_chunks"], rows["chunk"]
-            first, last = lo * chunk, min(xb.shape[0], hi * chunk)
+            first, last = lo * rows["chunk"], min(xb.shape[0], hi * rows["chunk"])
             cpu_kernels.kernel("gather")(self.probes, self.targets, self.order, start, self.colidx, xb, rows["tb"],
                                          rows["xs"], first, last)
             np.matmul(xb[first:last], zeta_t, out=d[first:last])

@@ -528,7 +528,8 @@ def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor,
         return False
     dtype = memories.dtype
     consts = step_consts(dtype, momentum, floor)
-    grad, ok, lr = np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(ok), np.ascontiguousarray(lr, dtype=dtype)
+    grad, lr = np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(lr, dtype=dtype)
+    ok = np.ascontiguousarray(ok)
     parts = threads_for(8 * G * K * N, G * K)
     cut = spans(G * K, parts)
     return run_parts("step", parts, lambda t: (memories, velocity, grad, ok, lr, consts, bool(normalize), start, stop,
