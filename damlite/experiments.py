@@ -495,7 +495,8 @@ class _Run:
                 if not running:
                     break
                 with self.signals.interruptible():
-                    wait(running, return_when=FIRST_COMPLETED)
+                    while not wait(running, timeout=_WAKE_S, return_when=FIRST_COMPLETED).done:
+                        pass  # awake now and then, so that a signal another thread took is acted on
                 for fut in [f for f in running if f.done()]:  # in submission order
                     block = running.pop(fut)
                     if fut.cancelled():
@@ -529,6 +530,13 @@ class _Run:
             for fut in running:
                 fut.cancel()
             raise
+
+
+#: The longest the sweep waits for a block without waking. Linux may hand a process's SIGINT or SIGTERM
+#: to any of its threads (the pool's own threads included); Python then runs the handler in the main
+#: thread only when that thread next runs, and a wait that the signal did not interrupt would sleep
+#: until a block finished (minutes, with real blocks).
+_WAKE_S = 0.25
 
 
 def _kill_workers(pool):

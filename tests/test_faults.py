@@ -54,6 +54,10 @@ def ints(name):
     return {int(x) for x in os.environ.get(name, "").split(",") if x}
 
 ex_fail, ex_oom = ints("TOY_FAIL"), ints("TOY_OOM")
+if os.environ.get("TOY_MASK_MAIN"):  # only a helper thread can take SIGINT: the main thread blocks it
+    import signal, threading
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 sleeps = [float(x) for x in os.environ["TOY_SLEEPS"].split(",")]
 ex.register_task("toy", run, profiles={"p": lambda: [
     ex.Block("toy", "normalized", n, "g", (1.0,), (0.1,), 1, settings=(("sleep", s),))
@@ -62,9 +66,9 @@ sys.exit(cli.main(["sweep", "toy", "--profile", "p", "--backend", "numpy", *sys.
 """
 
 
-def _toy(out, sleeps, *args, fail="", oom="", marks=None, **popen):
+def _toy(out, sleeps, *args, fail="", oom="", marks=None, mask_main=False, **popen):
     env = {**ENV, "TOY_SLEEPS": ",".join(map(str, sleeps)), "TOY_FAIL": fail, "TOY_OOM": oom,
-           "TOY_MARKS": str(marks or "")}
+           "TOY_MARKS": str(marks or ""), "TOY_MASK_MAIN": "1" if mask_main else ""}
     return subprocess.Popen([sys.executable, "-c", TOY, "--out", str(out), *args], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
@@ -118,6 +122,26 @@ def test_a_signal_with_two_workers_keeps_finished_blocks_and_exits_at_once(tmp_p
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     time.sleep(0.5)
     assert not _alive(workers), "a worker outlived the interrupted sweep"
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs pthread_sigmask")
+def test_a_signal_that_another_thread_takes_still_stops_the_sweep_at_once(tmp_path):
+    """Linux hands a process's signal to any thread that does not block it. Here only a helper thread can
+    take SIGINT, so the signal never interrupts the main thread's wait for a block: the sweep must
+    still act on it within a moment, not when a running block finishes. (In one CI check under load,
+    three signal tests waited the running blocks' 60 s before acting: the same symptom.)"""
+    path = tmp_path / "toy-p.jsonl"
+    proc = _toy(tmp_path, [0.2, 0.2, 60, 60, 60], "--workers", "2", "--no-progress", mask_main=True,
+                start_new_session=True)
+    _wait_for_lines(path, 2, proc)
+    time.sleep(0.3)  # blocks 3 and 4 are running
+    start = time.time()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.time() - start < 5, f"exited {time.time() - start:.1f} s after the signal"
+    assert proc.returncode == 128 + signal.SIGINT, (proc.returncode, err)
+    assert "Traceback" not in out + err
+    assert sorted(line["block"]["n"] for line in _lines(path)) == [1, 2]
 
 
 def test_a_second_ctrl_c_never_hangs(tmp_path):
