@@ -33,7 +33,7 @@ ENV = {**os.environ, "DAMLITE_BACKEND": "numpy", "DAMLITE_QUIET": "1",
 #: A toy task "toy", profile "p": block n sleeps TOY_SLEEPS[n-1] seconds; blocks in TOY_FAIL raise
 #: ValueError after their sleep; blocks in TOY_OOM raise MemoryError (a real failed allocation).
 TOY = """
-import os, sys, time
+import os, signal, sys, time
 import numpy as np
 from damlite import experiments as ex
 from damlite import __main__ as cli
@@ -54,8 +54,12 @@ def ints(name):
     return {int(x) for x in os.environ.get(name, "").split(",") if x}
 
 ex_fail, ex_oom = ints("TOY_FAIL"), ints("TOY_OOM")
+# a sweep started from a terminal, however pytest was started: a shell starts a background job with
+# SIGINT ignored, its children inherit that, and a sweep keeps an ignored SIGINT ignored
+signal.signal(signal.SIGINT, signal.SIG_IGN if os.environ.get("TOY_SIGINT_IGNORED")
+              else signal.default_int_handler)
 if os.environ.get("TOY_MASK_MAIN"):  # only a helper thread can take SIGINT: the main thread blocks it
-    import signal, threading
+    import threading
     threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 sleeps = [float(x) for x in os.environ["TOY_SLEEPS"].split(",")]
@@ -66,9 +70,10 @@ sys.exit(cli.main(["sweep", "toy", "--profile", "p", "--backend", "numpy", *sys.
 """
 
 
-def _toy(out, sleeps, *args, fail="", oom="", marks=None, mask_main=False, **popen):
+def _toy(out, sleeps, *args, fail="", oom="", marks=None, mask_main=False, sigint_ignored=False, **popen):
     env = {**ENV, "TOY_SLEEPS": ",".join(map(str, sleeps)), "TOY_FAIL": fail, "TOY_OOM": oom,
-           "TOY_MARKS": str(marks or ""), "TOY_MASK_MAIN": "1" if mask_main else ""}
+           "TOY_MARKS": str(marks or ""), "TOY_MASK_MAIN": "1" if mask_main else "",
+           "TOY_SIGINT_IGNORED": "1" if sigint_ignored else ""}
     return subprocess.Popen([sys.executable, "-c", TOY, "--out", str(out), *args], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
@@ -128,8 +133,7 @@ def test_a_signal_with_two_workers_keeps_finished_blocks_and_exits_at_once(tmp_p
 def test_a_signal_that_another_thread_takes_still_stops_the_sweep_at_once(tmp_path):
     """Linux hands a process's signal to any thread that does not block it. Here only a helper thread can
     take SIGINT, so the signal never interrupts the main thread's wait for a block: the sweep must
-    still act on it within a moment, not when a running block finishes. (In one CI check under load,
-    three signal tests waited the running blocks' 60 s before acting: the same symptom.)"""
+    still act on it within a moment, not when a running block finishes."""
     path = tmp_path / "toy-p.jsonl"
     proc = _toy(tmp_path, [0.2, 0.2, 60, 60, 60], "--workers", "2", "--no-progress", mask_main=True,
                 start_new_session=True)
@@ -142,6 +146,19 @@ def test_a_signal_that_another_thread_takes_still_stops_the_sweep_at_once(tmp_pa
     assert proc.returncode == 128 + signal.SIGINT, (proc.returncode, err)
     assert "Traceback" not in out + err
     assert sorted(line["block"]["n"] for line in _lines(path)) == [1, 2]
+
+
+def test_a_sweep_started_with_sigint_ignored_keeps_running_on_sigint(tmp_path):
+    """A background job's SIGINT is ignored from its start (the shell does so); the sweep keeps it ignored
+    and finishes every block, while SIGTERM still stops it."""
+    path = tmp_path / "toy-p.jsonl"
+    proc = _toy(tmp_path, [0.2, 0.2, 1.5, 1.5], "--workers", "2", "--no-progress", sigint_ignored=True,
+                start_new_session=True)
+    _wait_for_lines(path, 2, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert sorted(line["block"]["n"] for line in _lines(path)) == [1, 2, 3, 4]
 
 
 def test_a_second_ctrl_c_never_hangs(tmp_path):
