@@ -94,7 +94,7 @@ export PYTHONPATH="$SITE"
 export DAMLITE_GIT_COMMIT="${DAMLITE_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
 say "damlite from: $(cd /tmp && $PY -c 'import damlite; print(damlite.__file__, damlite.__version__)' 2>&1)"
 # (the simulator and PTX tests are the CPU's: here the same comparisons run on CuPy)
-(cd /tmp && step pytest "${PYTEST_LIMIT:-60}" $PY -m pytest -q -x -p no:cacheprovider -o addopts="" -m "not slow" \
+(cd /tmp && step pytest "${PYTEST_LIMIT:-60}" $PY -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" \
    "$REPO/tests/test_gpu_kernels.py" "$REPO/tests/test_backends.py" "$REPO/tests/test_network.py" \
    "$REPO/tests/test_classification.py" -k "(cupy or gpu or backend) and not simulated and not ptx" > "$TMP/gpu_pytest.log" 2>&1)
 { echo "----- gpu_pytest.log"; cat "$TMP/gpu_pytest.log"; echo "-----"; } >> "$LOG"
