@@ -130,3 +130,25 @@ def test_torch_batched_loss_matches_damlite_per_network():
                                                 t(b_out), error_exponent=2, cols=slice(6, 9))
     np.testing.assert_allclose(float(loss_t), float(np.sum(loss)), rtol=1e-12)
     np.testing.assert_allclose(grad_t.numpy(), np.asarray(grad), rtol=1e-9, atol=1e-12)
+
+
+def test_the_cpu_epoch_verdict_needs_both_statistics():
+    """bench/cpu_epoch.py grades a target from the ratio of the medians and from the rounds' own ratios: met only
+    when both meet it, 'unclear' when they disagree, and it counts the rounds that meet it (k of m)."""
+    import cpu_epoch  # noqa: PLC0415
+
+    def run(epochs, products):
+        seconds = {"estimator_float64_original": epochs, "products_float64": products}
+        med = {k: float(np.median(v)) for k, v in seconds.items()}
+        return {"all_seconds": seconds, "ratios": {"float64_original_epoch_over_products": med[
+            "estimator_float64_original"] / med["products_float64"]}}
+
+    name = "float64_original_epoch_over_products"
+    assert cpu_epoch.paired(run([2.0, 3.0], [1.0, 2.0]), name) == [2.0, 1.5]
+    line = cpu_epoch._verdict(name, run([1.2, 1.25, 1.28], [1.0, 1.0, 1.0]), 1.3)
+    assert line.endswith(": met") and "3 of 3 rounds" in line
+    # the medians' ratio 1.2 / 1.0 meets 1.3; the rounds' own ratios (2.0, 1.2, 1.5) mostly do not
+    line = cpu_epoch._verdict(name, run([1.0, 1.2, 3.0], [0.5, 1.0, 2.0]), 1.3)
+    assert "unclear" in line and "1 of 3 rounds" in line
+    line = cpu_epoch._verdict(name, run([2.0, 2.1, 2.2], [1.0, 1.0, 1.0]), 1.3)
+    assert line.endswith(": missed")

@@ -476,3 +476,26 @@ def test_krotov_classifier_problem_agrees_with_numpy_on_1_and_2_threads(monkeypa
     assert np.all(f0) and np.all(f1) and np.abs(g0).max() > 0  # a problem with a gradient to compare
     np.testing.assert_allclose(l1, l0, rtol=rtol)
     np.testing.assert_allclose(g1, g0, rtol=rtol, atol=rtol * np.abs(g0).max())
+
+
+def test_the_wide_vector_hint_reaches_llvm_for_float64_only():
+    """The loss kernel's 512-bit hint (damlite._cpu_numba._wide_vectors) is in the compiled IR for the
+    dtypes of WIDE_DTYPES and absent for the others; if llvmlite stopped taking it, the hint would
+    vanish silently (it is wrapped in a try), so this test is what notices."""
+    assert cpu_kernels.available()
+    import numba  # noqa: PLC0415
+
+    from damlite import _cpu_numba  # noqa: PLC0415
+
+    @numba.njit(cache=False)
+    def doubled(a):
+        _cpu_numba._wide_vectors(a)
+        for k in range(a.shape[0]):
+            a[k] *= 2
+
+    for dtype in (np.float64, np.float32):
+        a = np.ones(40, dtype)
+        doubled(a)
+        np.testing.assert_array_equal(a, 2)
+        ir = doubled.inspect_llvm(doubled.signatures[-1])
+        assert ('"prefer-vector-width"="512"' in ir) == (np.dtype(dtype).name in _cpu_numba.WIDE_DTYPES)
