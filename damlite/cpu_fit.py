@@ -7,6 +7,7 @@ shared by the G networks and the evaluated neurons are ±1 in every probe (check
 per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
     front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
+                      (float64: from 1-byte codes where the probes take at most 256 values)
              GEMM     d (b, G K) = xb zeta^T
              loss     loss, r and the evaluated columns' part (damlite.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
@@ -62,6 +63,10 @@ class CpuFit:
         dtype = memories.dtype
         self.memories, self.velocity = memories, velocity
         self.probes, self.targets = np.ascontiguousarray(probes), np.ascontiguousarray(targets)
+        # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
+        # probes (cpu_kernels.palette). float32 rows are copied as fast as codes are looked up (bench/README.md).
+        coded = cpu_kernels.palette(self.probes) if memories.dtype == np.float64 else None
+        self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, memories.dtype))
         self.shape, self.batch, self.code, self.two_m, self.cols = (G, K, N, M, B), batch, code, two_m, cols
         self.normalize = bool(normalize)
         self.clamp = (0, 0) if clamp is None else clamp.indices(N)[:2]
@@ -169,8 +174,8 @@ class CpuFit:
         rows["grad_part"][...] = 0
         self.bad[...] = False
         if G > 1:  # the gather and the first product whole (cut by networks, the product would round differently)
-            if not cpu_kernels.call("gather", self.probes, self.targets, self.order, start, self.colidx, rows["xb"],
-                                    rows["tb"], rows["xs"], 0, b):
+            if not cpu_kernels.call("gather", self.probes, self.codes, self.table, self.targets, self.order, start,
+                                    self.colidx, rows["xb"], rows["tb"], rows["xs"], 0, b):
                 return False
             np.matmul(rows["xb"], mem.reshape(G * K, N).T, out=rows["d"])
         if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
@@ -195,8 +200,8 @@ class CpuFit:
         xb, d, zeta_t = rows["xb"], rows["d"], self.memories.reshape(G * K, N).T
         if G == 1:  # chunks lo..hi of the rows
             first, last = lo * rows["chunk"], min(xb.shape[0], hi * rows["chunk"])
-            cpu_kernels.kernel("gather")(self.probes, self.targets, self.order, start, self.colidx, xb, rows["tb"],
-                                         rows["xs"], first, last)
+            cpu_kernels.kernel("gather")(self.probes, self.codes, self.table, self.targets, self.order, start,
+                                         self.colidx, xb, rows["tb"], rows["xs"], first, last)
             np.matmul(xb[first:last], zeta_t, out=d[first:last])
             jobs = (lo, hi)
         else:  # networks lo..hi (the rows gathered and the first product done before)

@@ -394,6 +394,32 @@ def step_consts(dtype, momentum, floor):
     return _consts(dtype, 0, 1, momentum, floor, -1, 1)
 
 
+#: :func:`palette`'s limit: values that 1-byte codes can name.
+PALETTE_SIZE = 256
+
+
+def palette(x):
+    """``(codes, table)`` with ``table[codes]`` bitwise ``x``, where the 2-D float array ``x`` takes at most
+    :data:`PALETTE_SIZE` distinct values (codes uint8, table in ``x``'s dtype); else None (also where the kernels
+    are off or fail).
+
+    Images of 8-bit pixels scaled to floats take at most 256 values: MNIST's 784 pixels with its 10
+    class neurons at -1 take exactly 256. A training fit then gathers each minibatch from the codes,
+    an eighth of the bytes that float64 rows take (:mod:`damlite.cpu_fit`). One pass over ``x``
+    (a hash table of the values' bit patterns): ~0.08 s for MNIST's 60 000 x 794 on one core.
+    """
+    x = np.ascontiguousarray(x)
+    if x.ndim != 2 or x.dtype not in (np.float32, np.float64) or x.size == 0:
+        return None
+    bits = np.uint32 if x.dtype == np.float32 else np.uint64
+    codes, table, found = np.empty(x.shape, np.uint8), np.empty(PALETTE_SIZE, x.dtype), []
+    ok = run_parts(lambda *a: found.append(_kernels.palette(*a)), 1,
+                   lambda t: (x.reshape(-1).view(bits), codes.reshape(-1), table.view(bits)))
+    if ok is None or found[0] < 0:
+        return None
+    return codes, table[:found[0]].copy()
+
+
 def row_chunks(B):
     """(number of chunks, rows per chunk) of B rows: equal chunks of at most :data:`ROW_CHUNK`, a function
     of B only (so that the sums' order does not depend on the thread count)."""

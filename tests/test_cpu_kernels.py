@@ -499,3 +499,135 @@ def test_the_wide_vector_hint_reaches_llvm_for_float64_only():
         np.testing.assert_array_equal(a, 2)
         ir = doubled.inspect_llvm(doubled.signatures[-1])
         assert ('"prefer-vector-width"="512"' in ir) == (np.dtype(dtype).name in _cpu_numba.WIDE_DTYPES)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_palette_is_bitwise_and_refuses_more_than_256_values(dtype):
+    """cpu_kernels.palette: table[codes] has the bits of x (-0.0 apart from 0.0, NaN kept), at most 256 values;
+    257 values, 1-D input or another dtype give None."""
+    assert cpu_kernels.available()
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.normal(size=253), [0.0, -0.0, np.nan]]).astype(dtype)
+    x = values[rng.integers(0, 256, (300, 41))]
+    x[0, :] = values[:41]  # a few of each, in some order
+    codes, table = cpu_kernels.palette(x)
+    assert codes.dtype == np.uint8 and table.dtype == dtype and codes.shape == x.shape
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    np.testing.assert_array_equal(table[codes].view(bits), x.view(bits))
+    assert len(table) == len(np.unique(x.view(bits)))
+    more = x.copy()
+    more[-1, -1] = dtype(1e3)  # a 257th value, last
+    assert len(np.unique(x.view(bits))) == 256 and cpu_kernels.palette(more) is None
+    assert cpu_kernels.palette(x[0]) is None and cpu_kernels.palette(x.astype(np.float16)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("G", [1, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_whole_epochs_from_coded_rows_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, threads):
+    """Probes of at most 256 values (pixels k / 15 here, -0.0 one of them; MNIST's are k / 127.5 - 1): a
+    float64 fit gathers its rows from 1-byte codes (cpu_kernels.palette), with the same memories and
+    losses to the last bit as the loop."""
+    if threads > 1 and not _threads_available():
+        pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    mem, X, T = _classifier_problem(dtype, G)
+    X[:, :60] = np.round(X[:, :60] * 15) / 15
+    F = make_interaction("rectified_polynomial", 6)
+    kw = dict(beta_in=0.06, beta_out=2.0, learning_rate=0.03, momentum=0.6, epochs=2, batch_size=50,
+              error_exponent=3, neurons=slice(60, 66), random_state=1)
+    from damlite import cpu_fit  # noqa: PLC0415
+
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)
+    fits = []
+    epoch = cpu_fit.CpuFit.epoch
+    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
+    cpu_kernels.set_num_threads(threads)
+    try:
+        got = train_memories(mem, X, T, F, **kw)
+    finally:
+        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+    if dtype == np.float64:
+        assert fits and 0 < len(fits[0].table) <= 32 and fits[0].codes.shape == X.shape
+    else:  # float32 copies its rows (no faster from codes)
+        assert fits and len(fits[0].table) == 0
+    _without_whole_epochs(monkeypatch)
+    want = train_memories(mem, X, T, F, **kw)
+    assert np.abs(got.memories - mem).max() > 1e-3
+    np.testing.assert_array_equal(got.memories, want.memories)
+    np.testing.assert_array_equal(got.loss, want.loss)
+
+
+def _tanh_values():
+    """Values for _tanh: every scale it sees, its branch edges (0.625, 19.1) and the special values."""
+    rng = np.random.default_rng(11)
+    edges = np.array([0.625, 19.1, 2.0 ** -28, 0.5 * np.log(3)])  # 0.5 ln 3: where e**(2x) = 3
+    near = np.concatenate([np.nextafter(edges, 0), edges, np.nextafter(edges, np.inf)])
+    special = np.array([0.0, 5e-324, 1e-310, 2.0 ** -1022, 1e-300, 40.0, 700.0, 1e300, np.inf, np.nan])
+    x = np.concatenate([rng.normal(0, s, 1500) for s in (1e-9, 1e-4, 0.05, 0.3, 0.6, 1, 3, 8)]
+                       + [rng.uniform(-22, 22, 3000), near, special])
+    return np.concatenate([x, -x])
+
+
+def test_tanh_is_within_1_3_ulp_of_mpmath_and_keeps_its_bits_in_a_reassoc_caller():
+    """damlite._cpu_numba._tanh (the loss kernel's vectorised tanh) against mpmath at 120 bits: at most
+    1.3 units in the last place (the C library's tanh: 2.1 in our measurement), most values correctly
+    rounded; exact at 0, -0, the tiny values, +-inf and NaN; and bitwise the same when called from a
+    function compiled with fastmath reassoc, as the loss kernel is (the caller's flags must not regroup it)."""
+    mpmath = pytest.importorskip("mpmath")
+    assert cpu_kernels.available()
+    import numba  # noqa: PLC0415
+
+    from damlite import _cpu_numba  # noqa: PLC0415
+
+    def each(h, out):
+        for i in range(h.shape[0]):
+            out[i] = _cpu_numba._tanh(h[i])
+
+    plain = numba.njit(cache=False, error_model="numpy")(each)
+    reassoc = numba.njit(cache=False, error_model="numpy", fastmath={"reassoc"})(each)
+    x = _tanh_values()
+    got, again = np.empty_like(x), np.empty_like(x)
+    plain(x, got)
+    reassoc(x, again)
+    np.testing.assert_array_equal(again, got)
+    with mpmath.workdps(36):
+        exact = [mpmath.tanh(mpmath.mpf(float(v))) if np.isfinite(v) else None for v in x]
+    finite = np.isfinite(x)
+    ulp = np.array([float(abs(mpmath.mpf(float(g)) - e) / np.spacing(abs(float(e))) if float(e) != 0 else abs(g))
+                    for g, e in zip(got[finite], [e for e in exact if e is not None])])
+    assert ulp.max() <= 1.3, f"max error {ulp.max():.3f} ulp at x = {x[finite][ulp.argmax()]!r}"
+    assert (ulp <= 0.5).mean() > 0.9
+    tiny = finite & (np.abs(x) < 2.0 ** -28)
+    np.testing.assert_array_equal(got[tiny], x[tiny])  # tanh x = x to the last bit there, -0.0 included
+    assert np.array_equal(np.signbit(got[tiny]), np.signbit(x[tiny]))
+    np.testing.assert_array_equal(got[np.isinf(x)], np.sign(x[np.isinf(x)]))
+    assert np.isnan(got[np.isnan(x)]).all()
+    np.testing.assert_array_equal(np.abs(got[finite & (np.abs(x) > 19.1)]), 1.0)
+
+
+def test_tanh_of_float32_values_rounds_to_the_nearest_float32():
+    """The float32 kernels call _tanh on float32 values and store its float64 result as float32: against mpmath,
+    each within one float32 ulp and all but a few correctly rounded (double rounding can miss by one)."""
+    mpmath = pytest.importorskip("mpmath")
+    assert cpu_kernels.available()
+    import numba  # noqa: PLC0415
+
+    from damlite import _cpu_numba  # noqa: PLC0415
+
+    @numba.njit(cache=False, error_model="numpy")
+    def each32(h, out):
+        for i in range(h.shape[0]):
+            out[i] = _cpu_numba._tanh(h[i])
+
+    x = _tanh_values()
+    x = x[np.abs(x) < 1e38].astype(np.float32)  # finite in float32
+    got = np.empty_like(x)
+    each32(x, got)
+    with mpmath.workdps(36):
+        nearest = np.array([np.float32(float(mpmath.tanh(mpmath.mpf(float(v))))) for v in x])
+    # float(mpmath) rounds to float64 first; that double rounding can miss the nearest float32 only where
+    # the value is within 2**-29 float32 ulp of a midpoint, so the reference is exact here to that extent
+    off = np.abs(got.astype(np.float64) - nearest) / np.spacing(np.abs(nearest).astype(np.float32))
+    assert off.max() <= 1
+    assert (off == 0).mean() > 0.999
