@@ -201,6 +201,21 @@ def _classifier_problem(dtype, G=1, seed=7, B=150, D=60, C=6, K=37):
     return rng.normal(0.05, 0.3, (G, K, D + C)).astype(dtype), X, T
 
 
+def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
+    """train_memories on ``threads`` threads, small problems cut over them too; (result, the CpuFit of each epoch)."""
+    from damlite import cpu_fit  # noqa: PLC0415
+
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)
+    fits = []
+    epoch = cpu_fit.CpuFit.epoch
+    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
+    cpu_kernels.set_num_threads(threads)
+    try:
+        return train_memories(mem, X, T, F, **kw), fits
+    finally:
+        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("G, batch, neurons, clamp", [(1, 50, slice(60, 66), slice(0, 66)),
                                                       (1, None, slice(60, 66), None),
@@ -221,17 +236,7 @@ def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batc
     kw = dict(beta_in=list(np.linspace(0.05, 0.08, G)), beta_out=2.0, learning_rate=list(np.linspace(0.01, 0.05, G)),
               momentum=0.6, lr_decay=0.9, epochs=3, batch_size=batch, error_exponent=3, neurons=neurons, clamp=clamp,
               random_state=1)
-    from damlite import cpu_fit  # noqa: PLC0415
-
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)  # these small problems on the threads too
-    fits = []
-    epoch = cpu_fit.CpuFit.epoch
-    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
-    cpu_kernels.set_num_threads(threads)
-    try:
-        got = train_memories(mem, X, T, F, **kw)
-    finally:
-        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+    got, fits = _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw)
     assert len(fits) == 3  # the fit took the whole-epoch path
     cuts = next(iter(fits[0]._by_rows.values()))
     assert fits[0].threads == threads and cuts["back"] == threads and cuts["step"] == threads
@@ -536,17 +541,7 @@ def test_whole_epochs_from_coded_rows_are_bitwise_the_minibatch_loop(monkeypatch
     F = make_interaction("rectified_polynomial", 6)
     kw = dict(beta_in=0.06, beta_out=2.0, learning_rate=0.03, momentum=0.6, epochs=2, batch_size=50,
               error_exponent=3, neurons=slice(60, 66), random_state=1)
-    from damlite import cpu_fit  # noqa: PLC0415
-
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)
-    fits = []
-    epoch = cpu_fit.CpuFit.epoch
-    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
-    cpu_kernels.set_num_threads(threads)
-    try:
-        got = train_memories(mem, X, T, F, **kw)
-    finally:
-        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+    got, fits = _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw)
     if dtype == np.float64:
         assert fits and 0 < len(fits[0].table) <= 32 and fits[0].codes.shape == X.shape
     else:  # float32 copies its rows (no faster from codes)
