@@ -14,7 +14,9 @@ hits every contender of its round alike; medians over rounds), on all 60 000 dig
   settings (K = 100, rectified n = 20, m = 30, T = 540, lr 4e-2 x 0.998, momentum 0.6,
   minibatch 1000, memories ~ N(-0.3, 0.3)): float64 original; float64 and float32
   normalized (the same network at the equivalent temperature); float64 through the
-  NumPy path (``DAMLITE_CPU_KERNELS=numpy``, the reference). The per-epoch cost is
+  NumPy path (``DAMLITE_CPU_KERNELS=numpy``, the reference); float64 original with its
+  minibatches gathered from the float64 rows (``full_rows``: the 1-byte codes of
+  :func:`damlite.cpu_kernels.palette` off, to show what they save). The per-epoch cost is
   (fit of 1 + E epochs - fit of 1 epoch) / E, so setup is excluded; ``setup`` is what
   remains of the one-epoch fit. Each round starts with an untimed one-epoch fit, so that
   the first contender's fits do not pay for what the previous round's peers evicted. Test accuracy after the 1 + E epochs of the last round.
@@ -84,14 +86,22 @@ def _estimator(dtype, variant, epochs, seed=0):
 
 
 def _fit_seconds(data, dtype, variant, epochs, clock, engine="auto"):
-    old = os.environ.get("DAMLITE_CPU_KERNELS")
-    os.environ["DAMLITE_CPU_KERNELS"] = engine
+    """A fit's seconds and the fitted estimator. ``engine``: the value of DAMLITE_CPU_KERNELS, or ``"rows"``: the
+    kernels with the minibatches gathered from the float64 rows themselves, not from 1-byte codes
+    (damlite.cpu_kernels.palette off), to show what the codes save."""
+    from damlite import cpu_kernels  # noqa: PLC0415
+
+    old, palette = os.environ.get("DAMLITE_CPU_KERNELS"), cpu_kernels.palette
+    os.environ["DAMLITE_CPU_KERNELS"] = "auto" if engine == "rows" else engine
+    if engine == "rows":
+        cpu_kernels.palette = lambda x: None
     try:
         est, kw = _estimator(dtype, variant, epochs)
         start = clock()
         est.fit(data.X_train, data.y_train, **kw)
         return clock() - start, est
     finally:
+        cpu_kernels.palette = palette
         if old is None:
             os.environ.pop("DAMLITE_CPU_KERNELS", None)
         else:
@@ -214,7 +224,8 @@ def worker(args):
     estimators = {"estimator_float64_original": ("float64", "original", "auto"),
                   "estimator_float64_normalized": ("float64", "normalized", "auto"),
                   "estimator_float32_normalized": ("float32", "normalized", "auto"),
-                  "estimator_float64_original_numpy_path": ("float64", "original", "numpy")}
+                  "estimator_float64_original_numpy_path": ("float64", "original", "numpy"),
+                  "estimator_float64_original_full_rows": ("float64", "original", "rows")}
     problem = _train_memories_problem(data)
     rng = np.random.default_rng(0)
 
@@ -322,6 +333,7 @@ def worker(args):
         "estimator_over_train_memories": med["estimator_float64_original"] / med["train_memories_float64_original"],
         "train_memories_over_products": med["train_memories_float64_original"] / med["products_float64"],
         "numpy_path_over_kernels": med["estimator_float64_original_numpy_path"] / med["estimator_float64_original"],
+        "float64_full_rows_epoch_over_products": med["estimator_float64_original_full_rows"] / med["products_float64"],
     }
     if "krotov_notebook" in med:
         ratios["krotov_notebook_over_estimator"] = med["krotov_notebook"] / med["estimator_float64_original"]
@@ -387,6 +399,8 @@ ROWS = [  # (label, contender, what to put beside the time)
     ("the two matrix products per minibatch, float32", "products_float32", None),
     ("estimator `fit`, float64, original network (T = 540)", "estimator_float64_original",
      "float64_original_epoch_over_products"),
+    ("the same, its minibatches gathered from the float64 rows, not from 1-byte codes",
+     "estimator_float64_original_full_rows", "float64_full_rows_epoch_over_products"),
     ("estimator `fit`, float64, normalized network", "estimator_float64_normalized",
      "float64_normalized_epoch_over_products"),
     ("estimator `fit`, float32, normalized network", "estimator_float32_normalized", "float32_epoch_over_products"),
@@ -409,6 +423,7 @@ PAIRS = {  # target ratio -> (numerator, denominator) contenders, for the per-ro
     "float64_original_epoch_over_products": ("estimator_float64_original", "products_float64"),
     "float64_normalized_epoch_over_products": ("estimator_float64_normalized", "products_float64"),
     "float32_speedup_over_float64_normalized": ("estimator_float64_normalized", "estimator_float32_normalized"),
+    "float64_full_rows_epoch_over_products": ("estimator_float64_original_full_rows", "products_float64"),
 }
 
 
@@ -465,6 +480,9 @@ def table(result):
             lines += [f"Target: float64 epoch / products, original network: "
                       f"{_verdict('float64_original_epoch_over_products', run, target)}. Normalized network: "
                       f"{_verdict('float64_normalized_epoch_over_products', run, target)}.", ""]
+            if "estimator_float64_original_full_rows" in med:
+                lines += [f"The original network gathered from the float64 rows (no codes): "
+                          f"{_verdict('float64_full_rows_epoch_over_products', run, target)}.", ""]
         lines += [f"Target: float32 faster than float64 (normalized network): "
                   f"{_verdict('float32_speedup_over_float64_normalized', run, 1.7, higher_is_better=True)}.", "",
                   "Setup of a fit (medians): "
