@@ -7,7 +7,7 @@ shared by the G networks and the evaluated neurons are ±1 in every probe (check
 per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
     front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
-                      (float64: from 1-byte codes where the probes take at most 256 values)
+                      (float64 on T > 1: from 1-byte codes where the probes take at most 256 values)
              GEMM     d (b, G K) = xb zeta^T
              loss     loss, r and the evaluated columns' part (damlite.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
@@ -63,10 +63,6 @@ class CpuFit:
         dtype = memories.dtype
         self.memories, self.velocity = memories, velocity
         self.probes, self.targets = np.ascontiguousarray(probes), np.ascontiguousarray(targets)
-        # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
-        # probes (cpu_kernels.palette). float32 rows are copied as fast as codes are looked up (bench/README.md).
-        coded = cpu_kernels.palette(self.probes) if memories.dtype == np.float64 else None
-        self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, memories.dtype))
         self.shape, self.batch, self.code, self.two_m, self.cols = (G, K, N, M, B), batch, code, two_m, cols
         self.normalize = bool(normalize)
         self.clamp = (0, 0) if clamp is None else clamp.indices(N)[:2]
@@ -92,6 +88,11 @@ class CpuFit:
         self._by_rows = {}
         work = self.batch * G * K * (N + M)  # ~ the products' and the loss kernel's operations per minibatch
         self.threads = cpu_kernels.threads_for(work, G * K) if cpu_kernels._blas_controller() else 1
+        # float64 probes of at most 256 values (MNIST's) on several threads: the gather reads 1-byte codes,
+        # table[codes] bitwise the probes (cpu_kernels.palette). Measured (bench/README.md, session 11): 2 threads
+        # 3-12 % faster epochs; 1 thread no faster, for ~0.1 s of setup; float32 rows copy as fast as codes look up.
+        coded = cpu_kernels.palette(self.probes) if dtype == np.float64 and self.threads > 1 else None
+        self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
