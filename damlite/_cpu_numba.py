@@ -331,8 +331,9 @@ def _tanh(v):
 
 @njit(inline="always")
 def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, two_m, want_grad, act, cs):
-    """One row's outputs C_i = tanh(b_out x_i accs_i) (:func:`_tanh`, in ``cs``), its loss (returned) and, if ``want_grad``, its
-    part of the evaluated columns' gradient (added to ``gp`` (M, K)) and its row r of r^T xi.
+    """One row's outputs C_i = tanh(b_out x_i accs_i) (:func:`_tanh`, in ``cs``), its loss (returned)
+    and, if ``want_grad``, its part of the evaluated columns' gradient (added to ``gp`` (M, K)) and its
+    row r of r^T xi.
 
     The neurons whose error counts (not flushed) get g_i = -2m e_i^(2m-1) (1 - C_i^2), kept in
     ``accs[i]`` with i in ``act``; then gp[i] += 2 g_i F'(u'_i) and r = sum_i -g_i x_i F'(u'_i)

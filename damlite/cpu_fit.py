@@ -90,7 +90,8 @@ class CpuFit:
         self.threads = cpu_kernels.threads_for(work, G * K) if cpu_kernels._blas_controller() else 1
         # float64 probes of at most 256 values (MNIST's) on several threads: the gather reads 1-byte codes,
         # table[codes] bitwise the probes (cpu_kernels.palette). Measured (bench/README.md, session 11): 2 threads
-        # 3-12 % faster epochs; 1 thread no faster, for ~0.1 s of setup; float32 rows copy as fast as codes look up.
+        # 3-12 % faster epochs; 1 thread no faster, for ~0.1 s of setup. float32 keeps its rows: on 1 thread they
+        # copy as fast as codes look up, and an A/B on 2 threads was inconclusive.
         coded = cpu_kernels.palette(self.probes) if dtype == np.float64 and self.threads > 1 else None
         self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
 
