@@ -10,6 +10,7 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
@@ -54,6 +55,36 @@ def _wide_vectors(typingctx, arr):
                 pass
         return context.get_dummy_value()
     return types.none(arr), codegen
+
+
+@intrinsic
+def _abs_bits(typingctx, x):
+    """The bit pattern of |x| (a float32 or float64) as a signed integer of its width: the sign bit cleared.
+
+    Non-negative floats order as their patterns, and every NaN's pattern orders above inf's, so an
+    integer maximum of these patterns is the pattern of max |x|, or of a NaN if any x is NaN, as
+    numpy.max gives; and an integer maximum is a reduction LLVM vectorises without fastmath (a float
+    maximum that keeps NaNs it does not).
+    """
+    if not isinstance(x, types.Float):
+        return None
+    width = x.bitwidth
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], ir.IntType(width))
+        return builder.and_(bits, ir.Constant(ir.IntType(width), (1 << (width - 1)) - 1))
+    return types.int64(x) if width == 64 else types.int32(x), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, bits, like):
+    """The float of ``like``'s type whose bit pattern is ``bits`` (the inverse of :func:`_abs_bits` on its values)."""
+    if not (isinstance(like, types.Float) and isinstance(bits, types.Integer) and bits.bitwidth == like.bitwidth):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(sig.return_type))
+    return like(bits, like), codegen
 
 
 @njit(inline="always")
@@ -529,25 +560,28 @@ def relax(w, d0, d_g, d_b, states, orders, scale, consts, kind, n, zero_sign, ma
 
 @njit(inline="always")
 def _step_row(memories, velocity, grad, g, k, use, rate, consts, normalize, clamp_start, clamp_stop):
-    """Memory k of network g: v <- momentum v - grad (0 unless ``use``); zeta <- clip(zeta + rate v / max|v|)."""
-    N = memories.shape[2]
+    """Memory k of network g: v <- momentum v - grad (0 unless ``use``); zeta <- clip(zeta + rate v / max|v|).
+
+    max|v| as numpy.max gives it (NaN if a v is NaN) from the integer maximum of :func:`_abs_bits`;
+    both loops run from 0 over the memory's own rows, in vector lanes.
+    """
     zero, one, momentum, floor, lo, hi = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5]
-    norm = zero
-    for j in range(N):
-        v = momentum * velocity[g, k, j] - (grad[g, k, j] if use else zero)
-        velocity[g, k, j] = v
-        a = abs(v)
-        if a > norm or a != a:  # max(|v|) with NaN propagating, as numpy.max
-            norm = a if norm == norm else norm
+    vel, mem, gr = velocity[g, k], memories[g, k], grad[g, k]
+    top = _abs_bits(zero)
+    for j in range(vel.shape[0]):
+        v = momentum * vel[j] - (gr[j] if use else zero)
+        vel[j] = v
+        top = max(top, _abs_bits(v))
+    norm = _from_bits(top, zero)
     if not normalize:
         norm = one
     elif not norm > floor:
         norm = floor
-    for j in range(N):
-        z = memories[g, k, j] + rate * (velocity[g, k, j] / norm)
+    for j in range(vel.shape[0]):
+        z = mem[j] + rate * (vel[j] / norm)
         if clamp_start <= j < clamp_stop:
             z = lo if z < lo else (hi if z > hi else z)
-        memories[g, k, j] = z
+        mem[j] = z
 
 
 @njit(nogil=True)
@@ -631,25 +665,32 @@ def complete(grad, part, colmap, scale, bad, lo, hi):
 
     grad[g, k, j] <- scale_g (grad[g, k, j] + sum_c part[g, c, i, k]) where column j is
     evaluated neuron i (``colmap[j] = i``, -1 elsewhere), the chunks summed in order;
-    ``bad[g, k]`` is set (never cleared) where an entry is not finite.
+    ``bad[g, k]`` is set (never cleared) where an entry is not finite (v - v is then NaN, whose
+    :func:`_abs_bits` are not 0: an integer OR over the row, in vector lanes).
     """
     G, K, N = grad.shape
     C = part.shape[1]
+    evaluated = np.empty(hi - lo, np.int64)  # the evaluated columns among lo..hi
+    n_eval = 0
+    for j in range(lo, hi):
+        if colmap[j] >= 0:
+            evaluated[n_eval] = j
+            n_eval += 1
     for g in range(G):
         s = scale[g]
         for k in range(K):
-            row = grad[g, k]
-            flag = False
-            for j in range(lo, hi):
-                v = row[j]
+            for e in range(n_eval):
+                j = evaluated[e]
                 i = colmap[j]
-                if i >= 0:
-                    extra = part[g, 0, i, k]
-                    for c in range(1, C):
-                        extra += part[g, c, i, k]
-                    v = v + extra
-                v = v * s
+                extra = part[g, 0, i, k]
+                for c in range(1, C):
+                    extra += part[g, c, i, k]
+                grad[g, k, j] = grad[g, k, j] + extra
+            row = grad[g, k, lo:hi]
+            nonfinite = _abs_bits(s - s)  # 0 where s is finite (else every entry is not)
+            for j in range(row.shape[0]):
+                v = row[j] * s
                 row[j] = v
-                flag = flag or not math.isfinite(v)
-            if flag:
+                nonfinite |= _abs_bits(v - v)
+            if nonfinite:
                 bad[g, k] = True

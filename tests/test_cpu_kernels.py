@@ -626,3 +626,59 @@ def test_tanh_of_float32_values_rounds_to_the_nearest_float32():
     off = np.abs(got.astype(np.float64) - nearest) / np.spacing(np.abs(nearest).astype(np.float32))
     assert off.max() <= 1
     assert (off == 0).mean() > 0.999
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("normalize, floor", [(True, 1e-30), (True, 0.5), (False, 1e-30)])
+def test_step_and_complete_kernels_are_bitwise_their_equations_in_numpy(dtype, normalize, floor):
+    """The whole-epoch kernels 'complete' and 'step', each cut in two spans, against their equations in NumPy,
+    bit for bit: sums in the same order, max|v| NaN where a v is NaN (then the floor), non-finite entries
+    flagged (inf, -inf, NaN, an overflowing scale), -0.0 kept, a network not ok stepping on its velocity alone."""
+    assert cpu_kernels.available()
+    from damlite import _cpu_numba  # noqa: PLC0415
+
+    rng = np.random.default_rng(11)
+    G, K, N, M, C = 3, 7, 45, 4, 3
+    big = np.finfo(dtype).max / 2
+    grad = rng.normal(size=(G, K, N)).astype(dtype)
+    grad[0, 1, 5], grad[0, 2, 40], grad[1, 3, 0], grad[1, 4, 44] = np.inf, np.nan, -np.inf, big
+    grad[2, 5] = -0.0
+    part = rng.normal(size=(G, C, M, K)).astype(dtype)
+    part[1, 2, 3, 6] = np.nan
+    cols = np.array([40, 3, 17, 44])
+    colmap = np.full(N, -1, np.int64)
+    colmap[cols] = np.arange(M)
+    scale = np.array([0.37, 4.0, 1.5], dtype)
+    extra = part[:, 0].copy()
+    for c in range(1, C):
+        extra += part[:, c]
+    want = grad.copy()
+    with np.errstate(all="ignore"):
+        want[:, :, cols] = want[:, :, cols] + extra.transpose(0, 2, 1)
+        want *= scale[:, None, None]
+    got, bad = grad.copy(), np.zeros((G, K), np.bool_)
+    for lo, hi in ((0, 20), (20, N)):
+        _cpu_numba.complete(got, part, colmap, scale, bad, lo, hi)
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    np.testing.assert_array_equal(got.view(bits), want.view(bits))
+    np.testing.assert_array_equal(bad, ~np.isfinite(want).all(axis=2))
+    assert bad[1, 4] and bad[1].sum() >= 2  # big * 4.0 overflows
+
+    memories = rng.uniform(-1, 1, (G, K, N)).astype(dtype)
+    velocity = rng.normal(size=(G, K, N)).astype(dtype)
+    velocity[2, 1] = -0.0  # max|v| = 0: the floor
+    velocity[2, 1, 3] = 0.0
+    grad[2, 1] = 0.0
+    ok, lr = np.array([True, True, False]), np.array([0.1, 0.01, 0.2], dtype)
+    consts = cpu_kernels.step_consts(dtype, 0.6, floor)
+    with np.errstate(all="ignore"):
+        v = consts[2] * velocity - np.where(ok[:, None, None], grad, dtype(0))
+        norm = np.max(np.abs(v), axis=2, keepdims=True)
+        norm = np.where(norm > consts[3], norm, consts[3]) if normalize else np.ones_like(norm)
+        z = memories + lr[:, None, None] * (v / norm)
+        z[:, :, 10:30] = np.clip(z[:, :, 10:30], -1, 1)
+    for lo, hi in ((0, 8), (8, G * K)):
+        _cpu_numba.step(memories, velocity, grad, ok, lr, consts, normalize, 10, 30, lo, hi)
+    np.testing.assert_array_equal(velocity.view(bits), v.view(bits))
+    np.testing.assert_array_equal(memories.view(bits), z.view(bits))
+    assert np.isnan(v[0, 2]).any() and (np.isnan(memories[0, 2]) == np.isnan(v[0, 2])).all()
