@@ -16,8 +16,8 @@ hits every contender of its round alike; medians over rounds), on all 60 000 dig
   normalized (the same network at the equivalent temperature); float64 through the
   NumPy path (``DAMLITE_CPU_KERNELS=numpy``, the reference); float64 original with its
   minibatches gathered from the float64 rows (``full_rows``: the 1-byte codes of
-  :func:`damlite.cpu_kernels.palette` off, to show what they save; a fit on one thread uses
-  the rows anyway since session 11, so there the two are the same code, a check on the noise). The per-epoch cost is
+  :func:`damlite.cpu_kernels.palette` off, to show what they save; in session 11's records a fit on one
+  thread used the rows, so there the two were the same code, a check on the noise). The per-epoch cost is
   (fit of 1 + E epochs - fit of 1 epoch) / E, so setup is excluded; ``setup`` is what
   remains of the one-epoch fit. Each round starts with an untimed one-epoch fit, so that
   the first contender's fits do not pay for what the previous round's peers evicted. Test accuracy after the 1 + E epochs of the last round.

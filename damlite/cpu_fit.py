@@ -7,7 +7,7 @@ shared by the G networks and the evaluated neurons are ±1 in every probe (check
 per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
     front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
-                      (float64 on T > 1: from 1-byte codes where the probes take at most 256 values)
+                      (float64: from 1-byte codes where the probes take at most 256 values)
              GEMM     d (b, G K) = xb zeta^T
              loss     loss, r and the evaluated columns' part (damlite.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
@@ -88,11 +88,12 @@ class CpuFit:
         self._by_rows = {}
         work = self.batch * G * K * (N + M)  # ~ the products' and the loss kernel's operations per minibatch
         self.threads = cpu_kernels.threads_for(work, G * K) if cpu_kernels._blas_controller() else 1
-        # float64 probes of at most 256 values (MNIST's) on several threads: the gather reads 1-byte codes,
-        # table[codes] bitwise the probes (cpu_kernels.palette). Measured (bench/README.md, session 11): 2 threads
-        # 3-12 % faster epochs; 1 thread no faster, for ~0.1 s of setup. float32 keeps its rows: on 1 thread they
-        # copy as fast as codes look up, and an A/B on 2 threads was inconclusive.
-        coded = cpu_kernels.palette(self.probes) if dtype == np.float64 and self.threads > 1 else None
+        # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
+        # probes (cpu_kernels.palette, ~0.07 s of setup for MNIST). Measured (bench/README.md, sessions 11 and 12):
+        # the gather 0.051 -> 0.039 s per epoch on 1 thread (whole epochs 2.6 % faster, 11 alternating rounds), on 2
+        # threads 3-12 % faster epochs in two records and no gain in two A/Bs. float32 keeps its rows: a float32
+        # row copies as fast as its codes look up (0.031 against 0.035 s per epoch on 1 thread).
+        coded = cpu_kernels.palette(self.probes) if dtype == np.float64 else None
         self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
 
     @classmethod

@@ -409,8 +409,8 @@ def palette(x):
     are off or fail).
 
     Images of 8-bit pixels scaled to floats take at most 256 values: MNIST's 784 pixels with its 10
-    class neurons at -1 take exactly 256. A float64 training fit on several threads then gathers each
-    minibatch from the codes, an eighth of the bytes that float64 rows take (:mod:`damlite.cpu_fit`).
+    class neurons at -1 take exactly 256. A float64 training fit then gathers each minibatch from the
+    codes, an eighth of the bytes that float64 rows take (:mod:`damlite.cpu_fit`).
     One pass over ``x`` (a hash table of the values' bit patterns): ~0.08 s for MNIST's 60 000 x 794
     on one core.
     """
