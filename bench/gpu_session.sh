@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# The one command for a GPU window: checks, a comparison, then as many MNIST sweep blocks as fit.
+# The one command for a GPU window: checks, timings, the book's chapters, then MNIST sweep blocks.
 #
-#   bash bench/gpu_session.sh BUDGET_S          # e.g. 520 for a 9-minute command
+#   bash bench/gpu_session.sh BUDGET_S          # e.g. 500 for a 9-minute command
 #
 # In order, each step logged to $OUT (or bench/results/gpu-session/), never past BUDGET_S seconds:
 #   1. the GPU, driver, CUDA, CuPy, numba and torch versions              -> session.log
 #   2. damlite installed from .whl/ (else from this checkout) into /tmp/site, with the wheels
 #      it needs that the machine lacks; the CuPy test subset run against the installed
-#      package (<= 60 s)                                                  -> session.log
+#      package: the GPU files' CuPy tests, then every test marked `gpu` (<= 90 s each)
+#                                                                         -> session.log
 #   3. the fused kernels against the reference path on one small block: whole epochs
 #      (damlite.gpu_fit) and the per-minibatch kernels; the rest runs on the fastest path
 #      that agrees (whole epochs, else DAMLITE_GPU_KERNELS=minibatch, else reference)
 #      and says so                                                        -> gpu_check.json
-#   4. one MNIST minibatch, launch by launch: device and host milliseconds (<= 30 s)
-#                                                                         -> gpu_profile.json
+#   4. one MNIST minibatch, launch by launch (PROFILE=0 skips it; <= 30 s) -> gpu_profile.json
 #   5. one MNIST block-epoch: whole epochs, per minibatch, reference, PyTorch autograd,
 #      matrix products (<= 60 s)                                          -> gpu_block_epoch.json
-#   6. sweep blocks until the budget is spent: the missing `mnist-short` grids, then
+#   6. every chapter (bench/chapters.py) on CuPy, float64 as the GPU has it, then with
+#      float64 treated as slow (a T4's dtype decision); CHAPTERS=0 skips it
+#                                                     -> chapters-gpu.json, chapters-gpu-t4.json
+#   7. sweep blocks until the budget is spent: the missing `mnist-short` grids, then
 #      `mnist-full`; every block is appended when it finishes; the block in flight when
 #      the budget ends is lost and runs next time                        -> mnist/mnist-*.jsonl
-#   7. a summary naming the device, with each step's seconds              -> session.json
-# At most 7 files come back (session.log, the four JSON files, two result files).
+#   8. a summary naming the device, with each step's seconds              -> session.json
+# At most 8 files come back (session.log, six JSON files, the result files).
+# Compare the chapter records with a CPU run of the same commit:
+#   python bench/chapters.py compare CPU.json chapters-gpu.json
 # Copy mnist/*.jsonl back into book/results/mnist/ and commit; the next window resumes.
 #
 # Data: $DAMLITE_DATA_DIR, else .mnist/ in the checkout (the four IDX files, raw or .gz).
@@ -94,9 +99,12 @@ export PYTHONPATH="$SITE"
 export DAMLITE_GIT_COMMIT="${DAMLITE_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
 say "damlite from: $(cd /tmp && $PY -c 'import damlite; print(damlite.__file__, damlite.__version__)' 2>&1)"
 # (the simulator and PTX tests are the CPU's: here the same comparisons run on CuPy)
-(cd /tmp && step pytest "${PYTEST_LIMIT:-60}" $PY -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" \
+(cd /tmp && step pytest "${PYTEST_LIMIT:-90}" $PY -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" \
    "$REPO/tests/test_gpu_kernels.py" "$REPO/tests/test_backends.py" "$REPO/tests/test_network.py" \
    "$REPO/tests/test_classification.py" -k "(cupy or gpu or backend) and not simulated and not ptx" > "$TMP/gpu_pytest.log" 2>&1)
+# every test that takes the `cupy` backend (marked `gpu`), wherever it lives
+(cd /tmp && step pytest_gpu_marked "${PYTEST_LIMIT:-90}" $PY -m pytest -q -p no:cacheprovider -o addopts="" -m gpu \
+   "$REPO/tests" >> "$TMP/gpu_pytest.log" 2>&1)
 { echo "----- gpu_pytest.log"; cat "$TMP/gpu_pytest.log"; echo "-----"; } >> "$LOG"
 tail -n 5 "$TMP/gpu_pytest.log"
 
@@ -114,12 +122,24 @@ else
 fi
 
 # 4. one minibatch, launch by launch
-step profile "${PROFILE_LIMIT:-35}" $PY bench/gpu_block_epoch.py profile --out "$OUTDIR" --time-limit 28 >> "$LOG" 2>&1
+[ "${PROFILE:-1}" = 1 ] && step profile "${PROFILE_LIMIT:-35}" $PY bench/gpu_block_epoch.py profile --out "$OUTDIR" --time-limit 28 >> "$LOG" 2>&1
 
 # 5. one block-epoch, five ways
 step block_epoch "${EPOCH_LIMIT:-75}" $PY bench/gpu_block_epoch.py time --out "$OUTDIR" --time-limit 55 >> "$LOG" 2>&1
 
-# 6. sweep blocks until the budget is spent
+# 6. every chapter of the book on CuPy: float64 as this GPU has it, then float64 treated as slow
+#    (the T4 decision: dtype="auto" gives the normalized network float32); each record is
+#    rewritten after every chapter, so a chapter cut off by the budget leaves the others
+if [ "${CHAPTERS:-1}" = 1 ]; then
+  half=$(( ($(left) - 30) / 2 ))
+  [ "$half" -lt 60 ] && half=$(( $(left) - 10 ))
+  (cd /tmp && step chapters_float64 "$half" $PY "$REPO/bench/chapters.py" run --out "$OUTDIR/chapters-gpu.json" \
+    >> "$LOG" 2>&1)
+  (cd /tmp && step chapters_t4 $(( $(left) - 25 )) $PY "$REPO/bench/chapters.py" run --float64 slow \
+    --out "$OUTDIR/chapters-gpu-t4.json" >> "$LOG" 2>&1)
+fi
+
+# 7. sweep blocks until the budget is spent
 # (the sweep writes outside $OUT: only the result files come back, not their lock files)
 SWEEP=/tmp/damlite-sweep
 rm -rf "$SWEEP"; mkdir -p "$SWEEP"
@@ -136,7 +156,7 @@ for profile in short full; do
   say "sweep $profile: $(cd /tmp && $PY -m damlite list mnist --profile "$profile" --out "$SWEEP" 2>/dev/null | grep -c '^done') blocks done"
 done
 
-# 7. summary
+# 8. summary
 $PY - "$OUTDIR" "$BUDGET" "$TMP" <<'PY' | tee -a "$LOG"
 import json, sys
 from pathlib import Path
@@ -147,6 +167,11 @@ summary["environment"] = (tmp / "gpu_env.txt").read_text().splitlines()
 for name in ("gpu_check.json", "gpu_profile.json", "gpu_block_epoch.json"):
     if (out / name).exists():
         summary[name.removesuffix(".json")] = json.loads((out / name).read_text())
+for name in ("chapters-gpu.json", "chapters-gpu-t4.json"):
+    if (out / name).exists():
+        record = json.loads((out / name).read_text())
+        summary[name.removesuffix(".json")] = [{k: c.get(k) for k in ("chapter", "status", "seconds", "error")}
+                                               for c in record["chapters"]]
 for f in sorted((out / "mnist").glob("*.jsonl")):
     lines = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
     summary[f.name] = [{"key": x["key"][:60], "device": x["provenance"].get("device"),

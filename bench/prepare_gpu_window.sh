@@ -4,8 +4,9 @@
 #   bash bench/prepare_gpu_window.sh            # from the checkout the window will copy
 #
 #   .whl/    damlite's wheel, built from `git archive HEAD` (so it is the commit, whatever the
-#            working tree holds), plus the array-api-compat and array-api-strict wheels for
-#            Python 3.12 that the GPU machine lacks (pip download: needs the package index)
+#            working tree holds), plus the wheels for Python 3.12 that the GPU machine lacks:
+#            array-api-compat, array-api-strict, and IPython and ipywidgets for the chapters
+#            (pip download: needs the package index)
 #   .mnist/  the four MNIST IDX files, gzipped, from $MNIST_SOURCE (default ../shared/data/mnist),
 #            each checked against its SHA256SUMS first
 # Both stay out of git: /.whl/ is in .gitignore, /.mnist/ is added to .git/info/exclude.
@@ -28,7 +29,13 @@ EXPORT=$(mktemp -d)
 trap 'rm -rf "$EXPORT"' EXIT
 git archive HEAD | tar -x -C "$EXPORT"
 (cd "$EXPORT" && "$PY" -m pip wheel -q --no-deps --no-build-isolation -w "$OLDPWD/.whl" .)
-"$PY" -m pip download -q --python-version 3.12 --only-binary=:all: --no-deps -d .whl "$COMPAT" "$STRICT"
+# the chapters' runner (bench/chapters.py) needs IPython, and chapters 1, 3, 5 and 6 ipywidgets:
+# the GPU image has neither (pure-Python wheels, ~6 MB together)
+CHAPTER_WHEELS="ipython==9.18.1 ipython-pygments-lexers==1.1.1 traitlets==5.16.1 jedi==0.20.1 parso==0.8.7
+  pexpect==4.9.0 ptyprocess==0.7.0 prompt-toolkit==3.0.53 wcwidth==0.9.4 stack-data==0.6.3 asttokens==3.0.2
+  executing==2.3.0 pure-eval==0.2.4 matplotlib-inline==0.2.2 decorator==5.2.1 comm==0.2.3 ipywidgets==8.1.9
+  widgetsnbextension==4.0.16 jupyterlab-widgets==3.0.17"
+"$PY" -m pip download -q --python-version 3.12 --only-binary=:all: --no-deps -d .whl "$COMPAT" "$STRICT" $CHAPTER_WHEELS
 ls .whl | grep -q '^damlite-.*\.whl$' || { echo "no damlite wheel in .whl/" >&2; exit 1; }
 
 # 2. MNIST, checked, gzipped
@@ -52,4 +59,4 @@ fi
 
 echo "carried: .whl $(du -sh .whl | cut -f1) ($(ls .whl | tr '\n' ' ')), .mnist $(du -sh .mnist | cut -f1)"
 echo "the GPU window's one call (device tool \`run\`), from this checkout at $HEAD:"
-printf '  run(command="DAMLITE_GIT_COMMIT=%s bash bench/gpu_session.sh 500", carry=[".whl", ".mnist"], timeout_s=545)\n' "$HEAD"
+printf '  run(command="DAMLITE_GIT_COMMIT=%s PROFILE=0 bash bench/gpu_session.sh 500", carry=[".whl", ".mnist"], timeout_s=545)\n' "$HEAD"
