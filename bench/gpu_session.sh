@@ -17,7 +17,7 @@
 #   5. one MNIST block-epoch: whole epochs, per minibatch, reference, PyTorch autograd,
 #      matrix products (<= 60 s)                                          -> gpu_block_epoch.json
 #   6. every chapter (bench/chapters.py) on CuPy, float64 as the GPU has it, then with
-#      float64 treated as slow (a T4's dtype decision); CHAPTERS=0 skips it
+#      float64 treated as slow (a T4's dtype decision), the two at once; CHAPTERS=0 skips it
 #                                                     -> chapters-gpu.json, chapters-gpu-t4.json
 #   7. sweep blocks until the budget is spent: the missing `mnist-short` grids, then
 #      `mnist-full`; every block is appended when it finishes; the block in flight when
@@ -130,13 +130,15 @@ step block_epoch "${EPOCH_LIMIT:-75}" $PY bench/gpu_block_epoch.py time --out "$
 # 6. every chapter of the book on CuPy: float64 as this GPU has it, then float64 treated as slow
 #    (the T4 decision: dtype="auto" gives the normalized network float32); each record is
 #    rewritten after every chapter, so a chapter cut off by the budget leaves the others
+#    (the two runs share the GPU at once: their seconds are not timings)
 if [ "${CHAPTERS:-1}" = 1 ]; then
-  half=$(( ($(left) - 30) / 2 ))
-  [ "$half" -lt 60 ] && half=$(( $(left) - 10 ))
-  (cd /tmp && step chapters_float64 "$half" $PY "$REPO/bench/chapters.py" run --out "$OUTDIR/chapters-gpu.json" \
-    >> "$LOG" 2>&1)
-  (cd /tmp && step chapters_t4 $(( $(left) - 25 )) $PY "$REPO/bench/chapters.py" run --float64 slow \
-    --out "$OUTDIR/chapters-gpu-t4.json" >> "$LOG" 2>&1)
+  limit=$(( $(left) - 25 ))
+  (cd /tmp && step chapters_float64 "$limit" $PY "$REPO/bench/chapters.py" run --out "$OUTDIR/chapters-gpu.json" \
+    > "$TMP/chapters-gpu.log" 2>&1) &
+  (cd /tmp && step chapters_t4 "$limit" $PY "$REPO/bench/chapters.py" run --float64 slow \
+    --out "$OUTDIR/chapters-gpu-t4.json" > "$TMP/chapters-gpu-t4.log" 2>&1) &
+  wait
+  for f in chapters-gpu chapters-gpu-t4; do { echo "----- $f.log"; cat "$TMP/$f.log"; } | tee -a "$LOG"; done
 fi
 
 # 7. sweep blocks until the budget is spent
