@@ -112,7 +112,7 @@ def test_numpy_backend_and_dtypes():
 
 
 def _run(code, **env_extra):
-    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "SYSTEMROOT") if k in os.environ}
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "SYSTEMROOT", "PYTHONPATH") if k in os.environ}
     env.update(env_extra)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
                           cwd=tempfile.gettempdir())
