@@ -182,17 +182,28 @@ def run_chapter(path, recorder, *, cell_limit_s=None):
 def cmd_run(args):
     os.environ.setdefault("MPLBACKEND", "Agg")
     recorder = _Recorder()
+    record_decisions = None
     fake = types.ModuleType("myst_nb")
     fake.glue = recorder.glue
     sys.modules["myst_nb"] = fake
-    if args.float64 == "slow":
+    if args.float64 == "slow":  # what damlite decides on a T4: for CuPy arrays only, the CPU keeps float64
         import damlite.backend as backend  # noqa: PLC0415
 
-        backend.fast_float64 = lambda xp: False  # what damlite decides on a T4
+        as_is = backend.fast_float64
+        decisions = record_decisions = {"float32": 0, "float64": 0}
+
+        def slow_on_gpu(xp):
+            fast = as_is(xp) and not backend.is_cupy_namespace(xp)
+            decisions["float64" if fast else "float32"] += 1
+            return fast
+
+        backend.fast_float64 = slow_on_gpu
     paths = chapters()
     if args.chapters:
         paths = [p for p in paths if any(sel in p.name for sel in args.chapters)]
     record = {"environment": _environment(), "float64": args.float64, "chapters": []}
+    if args.float64 == "slow":
+        record["auto_dtype_decisions"] = record_decisions  # how often "auto" asked, and what it chose
     out = Path(args.out)
     for path in paths:
         print(f"{path.name} ...", flush=True, file=sys.__stdout__)
