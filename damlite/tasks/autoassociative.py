@@ -4,17 +4,21 @@ Registered with the sweep engine (:mod:`damlite.experiments`) as
 ``"autoassociative"`` with the profiles ``quick`` (minutes on a laptop CPU),
 ``full`` (the paper's grids: 55 blocks), ``leak`` (both networks under Krotov's
 convention with the leaky F that the paper author's code used: chapter 6's
-decisive experiment) and ``smoke`` (seconds, for tests).
+decisive experiment), ``censored`` (grids continued where issue 32's verdicts
+are censored, and K = P at N = 250) and ``smoke`` (seconds, for tests); the
+others are listed in ``book/results/autoassociative/README.md``.
 """
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
 
 from ..experiments import Block, register_task
 
-__all__ = ["AUTOASSOCIATIVE", "GRIDS", "LEAKS", "autoassociative_block", "run_autoassociative_block", "task_streams"]
+__all__ = ["AUTOASSOCIATIVE", "CENSORED_LOWS", "GRIDS", "LEAKS", "autoassociative_block", "extend_down",
+           "run_autoassociative_block", "task_streams"]
 
 #: The autoassociative task's fixed choices (the paper leaves them open; see chapter 6).
 AUTOASSOCIATIVE = {
@@ -286,6 +290,52 @@ def _aa_scorecard():
 SCORECARD_SEED = 20261126
 
 
+def extend_down(grid, low):
+    """``grid`` = (1/T', learning rates) with its 1/T' axis continued below its low end, at the
+    axis's own (log) spacing, down to ``low``; the existing values are kept as they are."""
+    its, lrs = grid
+    step = math.log10(its[-1] / its[0]) / (len(its) - 1)
+    k = round(math.log10(its[0] / low) / step)
+    return tuple(float(f"{its[0] * 10 ** (-step * i):.6g}") for i in range(k, 0, -1)) + tuple(its), tuple(lrs)
+
+
+#: Where the coarse grid is continued down to (issue 32), in each network's own 1/T: the good region
+#: there is a plateau (for a small beta_out the normalised step does not depend on 1/T) that ends where
+#: the optimiser's step floor (1e-30, as in Krotov's and the author's code) stops training; measured on
+#: repeat 0 before the runs: original n = 3 from 1/T ~ 1e-12, n = 5 from ~1e-7 (all three Fs), normalized
+#: n = 10 (homogeneous F) from 1/T' ~ 0.03. Each limit is a row or two past that edge.
+CENSORED_LOWS = {("original", 3): 1e-13, ("original", 5): 1e-9, ("normalized", 10): 1e-3}
+
+
+def _aa_censored():
+    """Issue 32: blocks that settle verdicts the scorecard could only call censored, most decisive first.
+
+    (a) the original at n = 3 and 5 on the coarse grid continued below 1/T = 1e-3 at its spacing (a
+    third of a decade) until training stops (:data:`CENSORED_LOWS`), under reading A (homogeneous F),
+    the author's +0.01x leak and the paper's -0.01x leak; (b) the normalized network (homogeneous F)
+    at n = 10 on the coarse grid continued below 1/T' = 0.1, likewise. Grid ``coarse-ext``: the coarse
+    grid's own rows and learning rates plus the new rows, one self-contained block per (network, n, F),
+    5 repeats, the base seed of the blocks they extend (the same patterns and initial memories per
+    repeat: common random numbers). (c) "A + leak, K = 20" made K = P at N = 250: the normalized
+    network with the author's leak at N = 250, 30 patterns and K = 30 memories, otherwise the scorecard
+    profile's K = 20 blocks (coarse grid, 5 repeats); K is part of the data's seed, so these blocks
+    see other patterns than the K = 20 ones.
+    """
+    def ext(variant, n, **kw):
+        low = CENSORED_LOWS[(variant, n)] * (100 if variant == "original" else 1)  # grids are in 1/T' = N/T, N = 100
+        grid = extend_down(GRIDS["coarse"], low)
+        return autoassociative_block(variant, n, "coarse-ext", grids={**GRIDS, "coarse-ext": grid}, **kw)
+
+    (leak, eps), (paper_leak, paper_eps), _ = LEAKS
+    leaky = dict(interaction="leaky_rectified_polynomial", epsilon=eps)
+    blocks = [ext("original", n) for n in (3, 5)] + [ext("normalized", 10)]
+    blocks += [ext("original", n, leak=leak, **leaky) for n in (3, 5)]
+    blocks += [ext("original", n, **dict(leaky, leak=paper_leak, epsilon=paper_eps)) for n in (3, 5)]
+    blocks += [autoassociative_block("normalized", n, "coarse", N=250, patterns=30, memories=30, leak=leak, **leaky)
+               for n in (10, 20, 5, 30, 3, 2)]
+    return blocks
+
+
 def _aa_smoke():
     """Seconds in all: tiny networks, for tests and CI."""
     grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
@@ -298,4 +348,4 @@ register_task("autoassociative", run_autoassociative_block,
                         "leak250": _aa_leak250,
                         "rectified": _aa_rectified_control,
                         "sensitivity": _aa_sensitivity, "wide": _aa_wide, "fine250": _aa_fine250,
-                        "scorecard": _aa_scorecard, "smoke": _aa_smoke})
+                        "scorecard": _aa_scorecard, "censored": _aa_censored, "smoke": _aa_smoke})
