@@ -7,7 +7,7 @@
 
 ``run`` executes each chapter's code cells in order, in one IPython shell per chapter (so
 magics and the last expression of a cell behave as in Jupyter), from ``book/``, as the book
-build does. ``glue`` (MyST-NB's, which :func:`damlite.display.glue` calls) is replaced by a
+build does. ``glue`` (MyST-NB's, which :func:`damlite.book.display.glue` calls) is replaced by a
 recorder, so a record holds every value a page glues into its prose, plus each chapter's
 seconds, its stderr and the first failing cell with its traceback. No Jupyter kernel, no
 Sphinx: what it needs is IPython, matplotlib and what the chapters import.

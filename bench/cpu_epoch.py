@@ -16,7 +16,7 @@ hits every contender of its round alike; medians over rounds), on all 60 000 dig
   normalized (the same network at the equivalent temperature); float64 through the
   NumPy path (``DAMLITE_CPU_KERNELS=numpy``, the reference); float64 original with its
   minibatches gathered from the float64 rows (``full_rows``: the 1-byte codes of
-  :func:`damlite.cpu_kernels.palette` off, to show what they save; in session 11's records a fit on one
+  :func:`damlite.kernels.cpu_kernels.palette` off, to show what they save; in session 11's records a fit on one
   thread used the rows, so there the two were the same code, a check on the noise). The per-epoch cost is
   (fit of 1 + E epochs - fit of 1 epoch) / E, so setup is excluded; ``setup`` is what
   remains of the one-epoch fit. Each round starts with an untimed one-epoch fit, so that
@@ -89,8 +89,8 @@ def _estimator(dtype, variant, epochs, seed=0):
 def _fit_seconds(data, dtype, variant, epochs, clock, engine="auto"):
     """A fit's seconds and the fitted estimator. ``engine``: the value of DAMLITE_CPU_KERNELS, or ``"rows"``: the
     kernels with the minibatches gathered from the float64 rows themselves, not from 1-byte codes
-    (damlite.cpu_kernels.palette off), to show what the codes save."""
-    from damlite import cpu_kernels  # noqa: PLC0415
+    (damlite.kernels.cpu_kernels.palette off), to show what the codes save."""
+    from damlite.kernels import cpu_kernels  # noqa: PLC0415
 
     old, palette = os.environ.get("DAMLITE_CPU_KERNELS"), cpu_kernels.palette
     os.environ["DAMLITE_CPU_KERNELS"] = "auto" if engine == "rows" else engine
@@ -110,8 +110,8 @@ def _fit_seconds(data, dtype, variant, epochs, clock, engine="auto"):
 
 
 class _Breakdown:
-    """Where a fit's time goes: the matrix products (``np.matmul`` in damlite.cpu_fit and
-    damlite.cpu_kernels) and each numba kernel, on the benchmark's clock; the rest is the
+    """Where a fit's time goes: the matrix products (``np.matmul`` in damlite.kernels.cpu_fit and
+    damlite.kernels.cpu_kernels) and each numba kernel, on the benchmark's clock; the rest is the
     optimiser's bookkeeping, Python and, on more threads, waiting. On T threads the parts are
     summed over the threads (thread-seconds) and the rest is T x the fit's time less the parts.
     Installed only around the extra, untimed fits."""
@@ -124,11 +124,11 @@ class _Breakdown:
     def __enter__(self):
         import numpy as np  # noqa: PLC0415
 
-        from damlite import cpu_fit, cpu_kernels  # noqa: PLC0415
+        from damlite.kernels import cpu_fit, cpu_kernels  # noqa: PLC0415
 
         outer = self
 
-        class _NumPy:  # np as damlite.cpu_kernels and damlite.cpu_fit see it, with matmul timed
+        class _NumPy:  # np as damlite.kernels.cpu_kernels and damlite.kernels.cpu_fit see it, with matmul timed
             def __getattr__(self, name):
                 return getattr(np, name)
 
@@ -199,9 +199,9 @@ def worker(args):
 
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(HERE / "peers"))
-    from damlite import cpu_kernels  # noqa: PLC0415
+    from damlite.kernels import cpu_kernels  # noqa: PLC0415
     from damlite.datasets import load_mnist  # noqa: PLC0415
-    from damlite.experiments import provenance  # noqa: PLC0415
+    from damlite.sweeps.experiments import provenance  # noqa: PLC0415
     from damlite.training import train_memories  # noqa: PLC0415
 
     threads = args.threads_one

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""NumPy kernels against the numba kernels (damlite.cpu_kernels) on the CPU, same machine, same run.
+"""NumPy kernels against the numba kernels (damlite.kernels.cpu_kernels) on the CPU, same machine, same run.
 
     python bench/cpu_kernels.py                   # ~5 min on a busy 2-core machine
     python bench/cpu_kernels.py --epochs 5 --repeats 2   # a smoke run
@@ -9,7 +9,7 @@ Workloads:
 * ``block``: one repeat of a full-profile autoassociative block (100 networks = the
   10 x 10 coarse grid, N = 100, 20 patterns, K = 100, n = 10, polynomial and the
   author's leaky F), trained for ``--epochs`` full-batch epochs and relaxed, exactly as
-  ``damlite.tasks.autoassociative.run_autoassociative_block`` runs it. Time per epoch
+  ``damlite.sweeps.tasks.autoassociative.run_autoassociative_block`` runs it. Time per epoch
   is the block time / epochs (relaxation included, amortised as in a 200-epoch block
   it is ~5 % of the time).
 * ``relax``: asynchronous relaxation of B = 64 noisy probes (10 % flipped) of K = 100
@@ -38,10 +38,10 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from damlite import experiments as ex  # noqa: E402
+from damlite.sweeps import experiments as ex  # noqa: E402
 from damlite.interactions import make_interaction  # noqa: E402
 from damlite.network import relax  # noqa: E402
-from damlite.tasks import autoassociative as aa  # noqa: E402
+from damlite.sweeps.tasks import autoassociative as aa  # noqa: E402
 
 ENGINES = ("numpy", "numba")
 

@@ -13,7 +13,7 @@ block-epoch.
 ``check`` compares, on 4 networks, the loss and gradient of one minibatch
 (relative 1e-9) and the memories and losses after one epoch of 5 minibatches
 (absolute 1e-6, relative 1e-9) between ``DAMLITE_GPU_KERNELS=reference`` and
-each of ``auto`` (whole epochs, damlite.gpu_fit) and ``minibatch`` (the three
+each of ``auto`` (whole epochs, damlite.kernels.gpu_fit) and ``minibatch`` (the three
 kernels per call). Exit 0: whole epochs agree; 4: only ``minibatch`` agrees
 (use it); 3: neither. ``profile`` (<= 30 s) times each of the eight launches of
 one MNIST minibatch with CUDA events (device time, measured behind a queued
@@ -51,7 +51,7 @@ def _data(items, seed=0):
 
 
 def _grid(G_side):
-    from damlite.tasks.mnist import MNIST_GRIDS
+    from damlite.sweeps.tasks.mnist import MNIST_GRIDS
 
     inv_t, lrs = MNIST_GRIDS["paper"]
     inv_t, lrs = np.asarray(inv_t[:G_side]), np.asarray(lrs[:G_side])
@@ -61,7 +61,7 @@ def _grid(G_side):
 
 def _train(X, y, lr, T, epochs, n=10, seed=0):
     from damlite.classification import train_classifiers
-    from damlite.tasks.mnist import MNIST_TASK
+    from damlite.sweeps.tasks.mnist import MNIST_TASK
 
     o = MNIST_TASK
     return train_classifiers(
@@ -95,7 +95,7 @@ def _device():
 def check(out):
     import cupy
 
-    from damlite import gpu_kernels
+    from damlite.kernels import gpu_kernels
     from damlite.classification import classifier_probes, classifier_scales
     from damlite.datasets import bipolar_one_hot
     from damlite.interactions import make_interaction
@@ -147,11 +147,11 @@ def profile(out, reps=20, time_limit=30.0):
     """Each launch of one MNIST minibatch (36 networks, 1000 rows) on the device and on the host."""
     import cupy
 
-    from damlite import gpu_kernels
+    from damlite.kernels import gpu_kernels
     from damlite.backend import array_namespace
     from damlite.classification import classifier_probes, classifier_scales
     from damlite.datasets import bipolar_one_hot
-    from damlite.gpu_fit import FusedFit
+    from damlite.kernels.gpu_fit import FusedFit
     from damlite.interactions import make_interaction
 
     start = time.perf_counter()

@@ -10,7 +10,7 @@
 #      package: the GPU files' CuPy tests, then every test marked `gpu` (<= 90 s each)
 #                                                                         -> session.log
 #   3. the fused kernels against the reference path on one small block: whole epochs
-#      (damlite.gpu_fit) and the per-minibatch kernels; the rest runs on the fastest path
+#      (damlite.kernels.gpu_fit) and the per-minibatch kernels; the rest runs on the fastest path
 #      that agrees (whole epochs, else DAMLITE_GPU_KERNELS=minibatch, else reference)
 #      and says so                                                        -> gpu_check.json
 #   4. one MNIST minibatch, launch by launch (PROFILE=0 skips it; <= 30 s) -> gpu_profile.json
@@ -113,7 +113,7 @@ tail -n 5 "$TMP/gpu_pytest.log"
 step check "${CHECK_LIMIT:-90}" $PY bench/gpu_block_epoch.py check --out "$OUTDIR" >> "$LOG" 2>&1
 rc=$?
 if [ "$rc" -eq 0 ]; then
-  say "whole epochs (damlite.gpu_fit) agree with the reference path: the sweep uses them"
+  say "whole epochs (damlite.kernels.gpu_fit) agree with the reference path: the sweep uses them"
 elif [ "$rc" -eq 4 ]; then
   export DAMLITE_GPU_KERNELS=minibatch
   say "whole epochs DISAGREE or failed, the per-minibatch kernels agree (see gpu_check.json): the sweep runs with DAMLITE_GPU_KERNELS=minibatch"

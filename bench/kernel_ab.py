@@ -3,7 +3,7 @@
 
     python bench/kernel_ab.py 7307065~1 HEAD --threads 1 --rounds 3 --out bench/results/kernel-ab-<date>.json
 
-``damlite/_cpu_numba.py`` of each revision is loaded as its own module; everything else
+``damlite/kernels/_cpu_numba.py`` of each revision is loaded as its own module; everything else
 (the estimator, the wrapper, the data) is the working tree's. Each round fits, for each
 revision in turn, the float64 original and the float32 normalized network of Krotov's
 configuration (bench/cpu_epoch.py) on all 60 000 digits; the per-epoch cost is
@@ -31,10 +31,19 @@ CASES = (("float64", "original"), ("float32", "normalized"))
 
 
 def _load_kernels(rev, tmp):
-    """damlite/_cpu_numba.py at git revision ``rev`` as module damlite._cpu_numba_<i>."""
-    source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:damlite/_cpu_numba.py"], check=True,
-                            capture_output=True, text=True).stdout
-    name = f"damlite._cpu_numba_ab{len(list(Path(tmp).iterdir()))}"
+    """damlite/kernels/_cpu_numba.py at git revision ``rev`` as module damlite.kernels._cpu_numba_<i>.
+
+    A revision from before the kernels moved into damlite/kernels/ has the file at damlite/_cpu_numba.py,
+    taking the interaction codes and ``_cache_ok`` from cpu_kernels: those come from where they live now."""
+    show = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:damlite/kernels/_cpu_numba.py"],
+                          capture_output=True, text=True)
+    if show.returncode != 0:
+        show = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:damlite/_cpu_numba.py"], check=True,
+                              capture_output=True, text=True)
+    source = show.stdout.replace(
+        "from .cpu_kernels import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED, _cache_ok\n",
+        "from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED\nfrom ._cpu_numba import _cache_ok\n")
+    name = f"damlite.kernels._cpu_numba_ab{len(list(Path(tmp).iterdir()))}"
     path = Path(tmp) / f"{name.split('.')[-1]}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(name, path)
@@ -46,7 +55,7 @@ def _load_kernels(rev, tmp):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("revisions", nargs="+", help="git revisions whose damlite/_cpu_numba.py to compare")
+    p.add_argument("revisions", nargs="+", help="git revisions whose damlite/kernels/_cpu_numba.py to compare")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--epochs", type=int, default=3, help="E: epochs timed per fit (after one untimed)")
@@ -60,9 +69,9 @@ def main(argv=None):
     sys.path.insert(0, str(HERE))
     import cpu_epoch as ce  # noqa: PLC0415
 
-    from damlite import cpu_kernels  # noqa: PLC0415
+    from damlite.kernels import cpu_kernels  # noqa: PLC0415
     from damlite.datasets import load_mnist  # noqa: PLC0415
-    from damlite.experiments import provenance  # noqa: PLC0415
+    from damlite.sweeps.experiments import provenance  # noqa: PLC0415
 
     if not cpu_kernels.available():
         raise SystemExit("the numba kernels are off here (DAMLITE_CPU_KERNELS or numba missing): nothing to compare")

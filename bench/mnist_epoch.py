@@ -33,7 +33,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import damlite
-    from damlite.tasks.krotov import run_krotov
+    from damlite.sweeps.tasks.krotov import run_krotov
     from damlite.datasets import load_mnist
 
     info = damlite.backend_info(args.backend)

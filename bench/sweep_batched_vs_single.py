@@ -2,7 +2,7 @@
 
 Runs one grid of the autoassociative task (N=100, 20 patterns, K=100 memories,
 normalized network) twice: as ONE batched block of G networks
-(damlite.tasks.autoassociative.run_autoassociative_block), and as G blocks of one network
+(damlite.sweeps.tasks.autoassociative.run_autoassociative_block), and as G blocks of one network
 each, the way a plain loop over hyperparameters would. Train + relax, same
 settings; medians over --runs repeats, all in one process on one machine.
 Writes a JSON result next to this file (or --out).
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from damlite import experiments as ex
-from damlite.tasks import autoassociative as aa
+from damlite.sweeps import experiments as ex
+from damlite.sweeps.tasks import autoassociative as aa
 from damlite.backend import get_backend
 
 

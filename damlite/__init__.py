@@ -3,9 +3,12 @@
 >>> import damlite
 >>> dam = damlite.DenseAssociativeMemory(n_memories=20, n=3, variant="normalized")
 
-The submodules (:mod:`damlite.metrics`, :mod:`damlite.plots`, ...) load on first use,
+The model's modules (:mod:`damlite.metrics`, :mod:`damlite.network`, ...) load on first use,
 so ``import damlite`` stays light: ``damlite.metrics.macro_f1`` works without importing
-``damlite.metrics`` first.
+``damlite.metrics`` first. The rest lives in subpackages, imported by name:
+:mod:`damlite.kernels` (CPU and GPU kernels), :mod:`damlite.sweeps` (the sweep engine and its tasks),
+:mod:`damlite.paper` (claims, scorecard, theory, numerics, capacity) and :mod:`damlite.book`
+(the book's figures, explorers and glue), e.g. ``from damlite.book.plots import plot_memories``.
 """
 import importlib
 
@@ -33,9 +36,8 @@ __all__ = [
     "to_numpy",
 ]
 
-#: Submodules loaded on first attribute access (``damlite.metrics``, ``damlite.plots``, ...).
-_LAZY = ("capacity", "classification", "claims", "datasets", "interactions", "metrics", "network", "numerics",
-         "plots", "theory", "training", "validation")
+#: Submodules loaded on first attribute access (``damlite.metrics``, ``damlite.network``, ...).
+_LAZY = ("classification", "datasets", "interactions", "metrics", "network", "training", "validation")
 
 
 def __getattr__(name):

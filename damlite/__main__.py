@@ -116,7 +116,7 @@ def main(argv=None):
     """
     import warnings  # noqa: PLC0415
 
-    from .experiments import SweepFailed, SweepInterrupted  # noqa: PLC0415
+    from .sweeps.experiments import SweepFailed, SweepInterrupted  # noqa: PLC0415
 
     args = _parser().parse_args(argv)
     shown, warnings.showwarning = warnings.showwarning, _one_line_warning
@@ -157,7 +157,7 @@ def main(argv=None):
 
 
 def _main(args):
-    from . import experiments as ex  # noqa: PLC0415
+    from .sweeps import experiments as ex  # noqa: PLC0415
 
     if args.command == "sweep":
         if args.workers < 1:
@@ -223,7 +223,7 @@ def _main(args):
                   f"N={b.options.get('N')} G={b.n_networks} {extra}".rstrip())
         return 0
     if args.command == "scorecard":
-        from . import scorecard  # noqa: PLC0415
+        from .paper import scorecard  # noqa: PLC0415
 
         card = scorecard.build(args.results, bootstrap=args.bootstrap)
         path = scorecard.write(card, args.out or os.path.join(args.results, "scorecard.json"))

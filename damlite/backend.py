@@ -228,3 +228,59 @@ def itemsize_of(dtype) -> int:
     """Bytes per element of a float dtype from any array library."""
     name = str(dtype).rsplit(".", 1)[-1].strip("'>")
     return {"float16": 2, "float32": 4, "float64": 8}.get(name, 8)
+
+
+# Arrays of G networks: shared by damlite.network and the kernels below it (damlite.kernels),
+# and handed on by damlite.network, which documents them.
+def per_network_scalar(value, xp, G, dtype, device=None):
+    """A Python float or a length-G sequence as an xp array of shape (G, 1, 1) in ``dtype``."""
+    if isinstance(value, (int, float)):
+        arr = xp.full((G,), float(value), dtype=dtype, device=device)
+    else:
+        try:
+            arr = xp.asarray(value, dtype=dtype, device=device)
+        except Exception:  # a NumPy array headed for another namespace
+            arr = xp.asarray(np.asarray(value, dtype=np.float64), dtype=dtype, device=device)
+        arr = xp.reshape(arr, (-1,))
+        if arr.shape[0] == 1 and G != 1:
+            arr = xp.broadcast_to(arr, (G,))
+        if arr.shape[0] != G:
+            raise ValueError(f"per-network values must have length {G}, got {arr.shape[0]}")
+    return xp.reshape(arr, (G, 1, 1))
+
+
+def neuron_index(neurons, N):
+    """``neurons`` as ``(slice or int64 index array, M)``, checked against N neurons.
+
+    A slice, a tuple ``(start, stop[, step])`` of a slice, or a 1-D sequence of
+    distinct integer indices in [-N, N). Contiguous ascending indices become a
+    slice (the fast path). Raises ValueError naming ``neurons`` otherwise.
+    """
+    if neurons is None:
+        return slice(0, N), N
+    if isinstance(neurons, slice):
+        cols = slice(*neurons.indices(N))
+    else:
+        idx = np.asarray(neurons)
+        if idx.size == 0 and idx.ndim == 1:
+            raise ValueError(f"neurons selects no neuron, got {neurons!r}")
+        if idx.dtype == bool or idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("neurons must be a slice or a 1-D array of distinct integer neuron indices, "
+                             f"got {neurons!r}")
+        if idx.size and (idx.min() < -N or idx.max() >= N):
+            raise ValueError(f"neurons must index the {N} neurons (in [-{N}, {N})), got {neurons!r}")
+        idx = np.where(idx < 0, idx + N, idx).astype(np.int64)
+        if len(np.unique(idx)) != idx.size:
+            raise ValueError(f"neurons must be distinct, got {neurons!r}")
+        contiguous = idx.size > 0 and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size))
+        cols = slice(int(idx[0]), int(idx[0]) + idx.size) if contiguous else idx
+    M = len(range(*cols.indices(N))) if isinstance(cols, slice) else cols.size
+    if M == 0:
+        raise ValueError(f"neurons selects no neuron, got {neurons!r}")
+    return cols, M
+
+
+def _all_bipolar(x):
+    """True when every entry of ``x`` is exactly +1 or -1 (one host sync)."""
+    xp = array_namespace(x)
+    return bool(xp.all(xp.abs(x) == 1))

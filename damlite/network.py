@@ -18,14 +18,13 @@ neuron i), the two arguments of F are ``u+ = a (s + zeta^mu_i)`` and
 from __future__ import annotations
 
 import math
-import os
 from contextlib import contextmanager
 
 import numpy as np
 
-from array_api_compat import is_cupy_namespace, is_numpy_namespace
+from array_api_compat import is_numpy_namespace
 
-from .backend import array_namespace, itemsize_of
+from .backend import _all_bipolar, array_namespace, itemsize_of, neuron_index, per_network_scalar
 
 __all__ = [
     "DEFAULT_MEMORY_BUDGET",
@@ -53,54 +52,6 @@ def quiet_numpy():
         yield
 
 
-def per_network_scalar(value, xp, G, dtype, device=None):
-    """A Python float or a length-G sequence as an xp array of shape (G, 1, 1) in ``dtype``."""
-    if isinstance(value, (int, float)):
-        arr = xp.full((G,), float(value), dtype=dtype, device=device)
-    else:
-        try:
-            arr = xp.asarray(value, dtype=dtype, device=device)
-        except Exception:  # a NumPy array headed for another namespace
-            arr = xp.asarray(np.asarray(value, dtype=np.float64), dtype=dtype, device=device)
-        arr = xp.reshape(arr, (-1,))
-        if arr.shape[0] == 1 and G != 1:
-            arr = xp.broadcast_to(arr, (G,))
-        if arr.shape[0] != G:
-            raise ValueError(f"per-network values must have length {G}, got {arr.shape[0]}")
-    return xp.reshape(arr, (G, 1, 1))
-
-
-def neuron_index(neurons, N):
-    """``neurons`` as ``(slice or int64 index array, M)``, checked against N neurons.
-
-    A slice, a tuple ``(start, stop[, step])`` of a slice, or a 1-D sequence of
-    distinct integer indices in [-N, N). Contiguous ascending indices become a
-    slice (the fast path). Raises ValueError naming ``neurons`` otherwise.
-    """
-    if neurons is None:
-        return slice(0, N), N
-    if isinstance(neurons, slice):
-        cols = slice(*neurons.indices(N))
-    else:
-        idx = np.asarray(neurons)
-        if idx.size == 0 and idx.ndim == 1:
-            raise ValueError(f"neurons selects no neuron, got {neurons!r}")
-        if idx.dtype == bool or idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-            raise ValueError("neurons must be a slice or a 1-D array of distinct integer neuron indices, "
-                             f"got {neurons!r}")
-        if idx.size and (idx.min() < -N or idx.max() >= N):
-            raise ValueError(f"neurons must index the {N} neurons (in [-{N}, {N})), got {neurons!r}")
-        idx = np.where(idx < 0, idx + N, idx).astype(np.int64)
-        if len(np.unique(idx)) != idx.size:
-            raise ValueError(f"neurons must be distinct, got {neurons!r}")
-        contiguous = idx.size > 0 and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size))
-        cols = slice(int(idx[0]), int(idx[0]) + idx.size) if contiguous else idx
-    M = len(range(*cols.indices(N))) if isinstance(cols, slice) else cols.size
-    if M == 0:
-        raise ValueError(f"neurons selects no neuron, got {neurons!r}")
-    return cols, M
-
-
 def _columns(x, cols):
     """x[..., cols] for a slice or an index array (array-API ``take``)."""
     if isinstance(cols, slice):
@@ -124,11 +75,11 @@ def _fused_cpu_code(xp, memories, interaction):
     """The numba kernels' interaction code when they can take this call, else None (NumPy path).
 
     NumPy float32 or float64 arrays and a built-in interaction; the kernels are
-    switched on (``DAMLITE_CPU_KERNELS``) and numba works (see :mod:`damlite.cpu_kernels`).
+    switched on (``DAMLITE_CPU_KERNELS``) and numba works (see :mod:`damlite.kernels.cpu_kernels`).
     """
     if not (is_numpy_namespace(xp) and memories.dtype in (np.float32, np.float64)):
         return None
-    from . import cpu_kernels  # noqa: PLC0415
+    from .kernels import cpu_kernels  # noqa: PLC0415
 
     code = cpu_kernels.interaction_code(interaction)
     return code if code is not None and cpu_kernels.available() else None
@@ -136,7 +87,7 @@ def _fused_cpu_code(xp, memories, interaction):
 
 def _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient):
     """:func:`loss_and_gradient` by the numba kernels, or None (their ±1 precondition fails, or they broke)."""
-    from . import cpu_kernels  # noqa: PLC0415
+    from .kernels import cpu_kernels  # noqa: PLC0415
 
     G = memories.shape[0]
     shared = probes[0] if G == 1 or probes.strides[0] == 0 else probes  # one minibatch for all networks
@@ -155,17 +106,6 @@ def _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, t
     return loss, grad, finite
 
 
-def _fused_gpu(xp):
-    """True when the learning rule may take :mod:`damlite.gpu_kernels`: CuPy arrays (or NumPy arrays
-    under numba's CUDA simulator, ``NUMBA_ENABLE_CUDASIM=1``, which is how the tests run the kernels)."""
-    simulated = is_numpy_namespace(xp) and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    if not (is_cupy_namespace(xp) or simulated):
-        return False
-    from . import gpu_kernels  # noqa: PLC0415
-
-    return gpu_kernels.available()
-
-
 def _batched_states(states, G):
     xp = array_namespace(states)
     if states.ndim == 2:
@@ -182,12 +122,6 @@ def similarities(memories, states):
 def _chunk_budget(xp, memory_budget):
     """Bytes per chunk: the memory budget, and on NumPy also a cache-sized bound."""
     return min(memory_budget, _CPU_CHUNK_BYTES) if is_numpy_namespace(xp) else memory_budget
-
-
-def _all_bipolar(x):
-    """True when every entry of ``x`` is exactly +1 or -1 (one host sync)."""
-    xp = array_namespace(x)
-    return bool(xp.all(xp.abs(x) == 1))
 
 
 def _row_chunks(B, bytes_per_row, budget):
@@ -387,7 +321,7 @@ def relax(
     bipolar = mode == "async" and not rescale and _all_bipolar(states)
     code = _fused_cpu_code(xp, memories, interaction) if bipolar else None
     if code is not None:  # one fused pass per (network, state); the same neuron orders
-        from . import cpu_kernels  # noqa: PLC0415
+        from .kernels import cpu_kernels  # noqa: PLC0415
 
         orders = np.stack([draw_orders() for _ in range(max_sweeps)], axis=1)  # (G, sweeps, N)
         out = cpu_kernels.relax_async_bipolar(memories, states, orders, np.reshape(scale_arr, (G,)), code,
@@ -501,7 +435,9 @@ def loss_and_gradient(
     b_in = per_network_scalar(beta_in, xp, G, memories.dtype, device=device)
     b_out = per_network_scalar(beta_out, xp, G, memories.dtype, device=device)
     two_m = 2 * int(error_exponent)
-    code = None if _fused_gpu(xp) else _fused_cpu_code(xp, memories, interaction)
+    from .kernels import gpu_kernels  # noqa: PLC0415
+
+    code = None if gpu_kernels.usable(xp) else _fused_cpu_code(xp, memories, interaction)
     if code is not None:  # numba: fused, threaded, one pass per (network, row); None: take the NumPy path
         out = _cpu_loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient)
         if out is not None:
@@ -517,8 +453,8 @@ def loss_and_gradient(
     probes_cols = _columns(probes, cols)
     bipolar = _all_bipolar(probes_cols)
     fused = None
-    if bipolar and _fused_gpu(xp):  # numba-cuda: three launches, no (G, b, M, K) temporaries
-        from . import cpu_kernels, gpu_kernels  # noqa: PLC0415
+    if bipolar and gpu_kernels.usable(xp):  # numba-cuda: three launches, no (G, b, M, K) temporaries
+        from .kernels import cpu_kernels  # noqa: PLC0415
 
         gpu_code = cpu_kernels.interaction_code(interaction)
         if gpu_code is not None:

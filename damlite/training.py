@@ -11,10 +11,10 @@ seed may differ between the G networks; the minibatch order is shared by them
 (one shuffle per epoch from ``random_state``: common random numbers across a grid).
 A network whose loss or gradient stops being finite is frozen and reported.
 On NumPy float32/float64 arrays with the numba kernels on, each epoch with minibatches
-shared by the networks runs as :meth:`damlite.cpu_fit.CpuFit.epoch` (three threaded steps per
+shared by the networks runs as :meth:`damlite.kernels.cpu_fit.CpuFit.epoch` (three threaded steps per
 minibatch, the memories updated in place), other fits take the fused optimiser step
-(:func:`damlite.cpu_kernels.optimizer_step`); on CuPy arrays with the fused GPU kernels on,
-each epoch runs as :meth:`damlite.gpu_fit.FusedFit.epoch` (eight launches per minibatch,
+(:func:`damlite.kernels.cpu_kernels.optimizer_step`); on CuPy arrays with the fused GPU kernels on,
+each epoch runs as :meth:`damlite.kernels.gpu_fit.FusedFit.epoch` (eight launches per minibatch,
 no host synchronisation within the epoch).
 """
 from __future__ import annotations
@@ -47,28 +47,30 @@ class TrainingResult:
 
 
 def _fused_step(xp, memories):
-    """damlite.cpu_kernels when its optimiser step can update these NumPy memories in place, else None."""
+    """damlite.kernels.cpu_kernels when its optimiser step can update these NumPy memories in place, else None."""
     if not (is_numpy_namespace(xp) and memories.dtype in (np.float32, np.float64)):
         return None
-    from . import cpu_kernels  # noqa: PLC0415
+    from .kernels import cpu_kernels  # noqa: PLC0415
 
     return cpu_kernels if cpu_kernels.available() else None
 
 
 def _cpu_fit(xp, memories, *args):
-    """damlite.cpu_fit's epochs when this fit can take them (NumPy, numba kernels on, shared ±1 minibatches), else None."""
-    from .cpu_fit import CpuFit  # noqa: PLC0415
+    """damlite.kernels.cpu_fit's epochs when this fit can take them (NumPy, numba kernels on, shared ±1 minibatches),
+    else None."""
+    from .kernels.cpu_fit import CpuFit  # noqa: PLC0415
 
     return CpuFit.create(xp, memories, *args)
 
 
 def _gpu_fit(xp, memories, *args):
-    """damlite.gpu_fit's fused epochs when this fit can take them (CuPy, kernels on, ±1 evaluated neurons), else None."""
-    from .network import _fused_gpu  # noqa: PLC0415
+    """damlite.kernels.gpu_fit's fused epochs when this fit can take them (CuPy, kernels on, ±1 evaluated neurons),
+    else None."""
+    from .kernels import gpu_kernels  # noqa: PLC0415
 
-    if not _fused_gpu(xp):
+    if not gpu_kernels.usable(xp):
         return None
-    from .gpu_fit import FusedFit  # noqa: PLC0415
+    from .kernels.gpu_fit import FusedFit  # noqa: PLC0415
 
     return FusedFit.create(xp, memories, *args)
 

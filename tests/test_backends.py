@@ -246,7 +246,7 @@ def test_float32_normalized_block_agrees_with_float64():
     Marginal cells may differ (here one cell by ~0.08 in F1 after 4 epochs: the max-abs step amplifies
     rounding); the grid's best cell and its F1 must not.
     """
-    from damlite.tasks.mnist import mnist_block, run_mnist_block
+    from damlite.sweeps.tasks.mnist import mnist_block, run_mnist_block
 
     block = mnist_block("normalized", 10, ((1.0, 3.0), (0.1, 0.3)), data="bundled", validation_size=500,
                         n_train=1000, memories=16, epochs=4, batch_size=100, eval_every=4)

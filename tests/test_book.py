@@ -362,7 +362,7 @@ def test_page_check_flags_wide_output_and_stderr(tmp_path):
 
 
 def test_say_wraps_to_the_column(capsys):
-    from damlite.display import say  # noqa: PLC0415
+    from damlite.book.display import say  # noqa: PLC0415
 
     say("  " + " ".join(["word"] * 60), "tail")
     say("short line")
@@ -373,7 +373,7 @@ def test_say_wraps_to_the_column(capsys):
 
 
 def test_sci_writes_powers_of_ten_for_prose():
-    from damlite.display import sci  # noqa: PLC0415
+    from damlite.book.display import sci  # noqa: PLC0415
 
     assert sci(3.4028235e38) == "3.4 × 10³⁸"
     assert sci(1.1754944e-38, digits=3) == "1.18 × 10⁻³⁸"
@@ -414,7 +414,7 @@ def test_visible_code_cells_are_teaching_code(entry):
     long = [(i, len(c.source.splitlines())) for i, c in enumerate(cells) if c.cell_type == "code"
             and not HIDDEN & set(c.metadata.get("tags", [])) and len(c.source.splitlines()) > VISIBLE_LINES]
     assert not long, (f"{entry}: visible code cells over {VISIBLE_LINES} lines (cell, lines): {long}; "
-                      "move glue and formatting into damlite.display or a hidden cell")
+                      "move glue and formatting into damlite.book.display or a hidden cell")
 
 
 @pytest.mark.parametrize("entry", _pending(CHAPTERS))

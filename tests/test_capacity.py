@@ -1,11 +1,11 @@
-"""Tests of damlite.capacity: Hebbian Hopfield network and idealised DAM capacity."""
+"""Tests of damlite.paper.capacity: Hebbian Hopfield network and idealised DAM capacity."""
 import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from damlite import capacity as cap
+from damlite.paper import capacity as cap
 
 
 def test_flip_bits_flips_exactly_k_per_row():

@@ -1,7 +1,7 @@
-"""damlite.claims: verdicts from summary rows, on hand-made rows whose answers are known."""
+"""damlite.paper.claims: verdicts from summary rows, on hand-made rows whose answers are known."""
 import pytest
 
-from damlite import claims
+from damlite.paper import claims
 
 
 def _row(variant, n, centre, best=0.0, lr=0.5, fraction=0.3, N=100):
@@ -102,7 +102,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from damlite import scorecard  # noqa: E402
+from damlite.paper import scorecard  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "book" / "results"

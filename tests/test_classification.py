@@ -218,7 +218,7 @@ def test_training_memory_stays_within_budget(digits):
 
 
 def test_mnist_task_runs_through_the_sweep_machinery(tmp_path):
-    from damlite import experiments as ex
+    from damlite.sweeps import experiments as ex
 
     spec = ex.get_task("mnist")
     assert spec.metric == "f1" and not spec.lower_is_better
@@ -245,7 +245,7 @@ def test_metric_profiles_put_both_networks_on_the_normalized_scale():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from damlite import plots
+    from damlite.book import plots
 
     recs = [{"variant": v, "inv_temperature": it / (794 if v == "original" else 1), "learning_rate": lr,
              "f1": None if it == 10 else 0.5}

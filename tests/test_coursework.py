@@ -248,7 +248,7 @@ def test_long_repr_wraps_at_the_column():
 def _public_modules():
     import pkgutil
 
-    names = ["damlite"] + [f"damlite.{m.name}" for m in pkgutil.walk_packages(damlite.__path__)]
+    names = ["damlite"] + [m.name for m in pkgutil.walk_packages(damlite.__path__, "damlite.")]
     return [n for n in names if not any(part.startswith("_") for part in n.split("."))]
 
 

@@ -1,10 +1,10 @@
-"""The numba kernels (damlite.cpu_kernels) against the NumPy reference path of damlite.network."""
+"""The numba kernels (damlite.kernels.cpu_kernels) against the NumPy reference path of damlite.network."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from damlite import cpu_kernels
+from damlite.kernels import cpu_kernels
 from damlite.interactions import make_interaction
 from damlite.network import loss_and_gradient, relax
 from damlite.training import train_memories
@@ -187,8 +187,8 @@ def test_train_memories_keeps_memories_seen_by_the_callback(monkeypatch):
 
 
 def _without_whole_epochs(monkeypatch):
-    """train_memories with damlite.cpu_fit off: the minibatch loop over network.loss_and_gradient."""
-    from damlite import cpu_fit  # noqa: PLC0415
+    """train_memories with damlite.kernels.cpu_fit off: the minibatch loop over network.loss_and_gradient."""
+    from damlite.kernels import cpu_fit  # noqa: PLC0415
 
     monkeypatch.setattr(cpu_fit.CpuFit, "create", classmethod(lambda cls, *a, **k: None))
 
@@ -203,7 +203,7 @@ def _classifier_problem(dtype, G=1, seed=7, B=150, D=60, C=6, K=37):
 
 def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
     """train_memories on ``threads`` threads, small problems cut over them too; (result, the CpuFit of each epoch)."""
-    from damlite import cpu_fit  # noqa: PLC0415
+    from damlite.kernels import cpu_fit  # noqa: PLC0415
 
     monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)
     fits = []
@@ -223,7 +223,7 @@ def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
                                                       (2, None, slice(60, 66), slice(10, 30))])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batch, neurons, clamp, threads):
-    """damlite.cpu_fit (three parallel steps per minibatch) against the loop of damlite.training: the same
+    """damlite.kernels.cpu_fit (three parallel steps per minibatch) against the loop of damlite.training: the same
     memories, losses and learning rates to the last bit; one or several networks, ragged last minibatch,
     an index array of evaluated neurons, clamps or none; on one thread and cut over two (rows of one
     network's minibatch of 150 in chunks, or networks; the gradient's columns; the memories)."""
@@ -347,7 +347,7 @@ with warnings.catch_warnings(record=True) as caught:
 print("LOSS", repr(l.tolist()))
 print("STATES", int(s.sum()))
 print("NUMBA_IMPORTED", "numba" in sys.modules)
-from damlite import cpu_kernels
+from damlite.kernels import cpu_kernels
 print("KERNELS", cpu_kernels.description())
 print("WARNINGS", len([w for w in caught if w.category.__name__ == "CpuKernelsWarning"]))
 for w in caught:
@@ -484,13 +484,13 @@ def test_krotov_classifier_problem_agrees_with_numpy_on_1_and_2_threads(monkeypa
 
 
 def test_the_wide_vector_hint_reaches_llvm_for_float64_only():
-    """The loss kernel's 512-bit hint (damlite._cpu_numba._wide_vectors) is in the compiled IR for the
+    """The loss kernel's 512-bit hint (damlite.kernels._cpu_numba._wide_vectors) is in the compiled IR for the
     dtypes of WIDE_DTYPES and absent for the others; if llvmlite stopped taking it, the hint would
     vanish silently (it is wrapped in a try), so this test is what notices."""
     assert cpu_kernels.available()
     import numba  # noqa: PLC0415
 
-    from damlite import _cpu_numba  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
 
     @numba.njit(cache=False)
     def doubled(a):
@@ -565,7 +565,7 @@ def _tanh_values():
 
 
 def test_tanh_is_within_1_3_ulp_of_mpmath_and_keeps_its_bits_in_a_reassoc_caller():
-    """damlite._cpu_numba._tanh (the loss kernel's vectorised tanh) against mpmath at 120 bits: at most
+    """damlite.kernels._cpu_numba._tanh (the loss kernel's vectorised tanh) against mpmath at 120 bits: at most
     1.3 units in the last place (the C library's tanh: 2.1 in our measurement), most values correctly
     rounded; exact at 0, -0, the tiny values, +-inf and NaN; and bitwise the same when called from a
     function compiled with fastmath reassoc, as the loss kernel is (the caller's flags must not regroup it)."""
@@ -573,7 +573,7 @@ def test_tanh_is_within_1_3_ulp_of_mpmath_and_keeps_its_bits_in_a_reassoc_caller
     assert cpu_kernels.available()
     import numba  # noqa: PLC0415
 
-    from damlite import _cpu_numba  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
 
     def each(h, out):
         for i in range(h.shape[0]):
@@ -608,7 +608,7 @@ def test_tanh_of_float32_values_rounds_to_the_nearest_float32():
     assert cpu_kernels.available()
     import numba  # noqa: PLC0415
 
-    from damlite import _cpu_numba  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
 
     @numba.njit(cache=False, error_model="numpy")
     def each32(h, out):
@@ -635,7 +635,7 @@ def test_step_and_complete_kernels_are_bitwise_their_equations_in_numpy(dtype, n
     bit for bit: sums in the same order, max|v| NaN where a v is NaN (then the floor), non-finite entries
     flagged (inf, -inf, NaN, an overflowing scale), -0.0 kept, a network not ok stepping on its velocity alone."""
     assert cpu_kernels.available()
-    from damlite import _cpu_numba  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
 
     rng = np.random.default_rng(11)
     G, K, N, M, C = 3, 7, 45, 4, 3

@@ -1,4 +1,4 @@
-"""damlite.experiments and the CLI: batched sweeps, resumption after SIGKILL, executors."""
+"""damlite.sweeps.experiments and the CLI: batched sweeps, resumption after SIGKILL, executors."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from damlite import experiments as ex
-from damlite.tasks import autoassociative as aa
+from damlite.sweeps import experiments as ex
+from damlite.sweeps.tasks import autoassociative as aa
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "DAMLITE_BACKEND": "numpy", "DAMLITE_QUIET": "1"}

@@ -22,7 +22,7 @@ import pytest
 from procs import child_pids
 
 from damlite import __main__ as cli
-from damlite import experiments as ex
+from damlite.sweeps import experiments as ex
 
 ROOT = Path(__file__).resolve().parents[1]
 #: A commit for the provenance where git cannot give one (a CI container's checkout owned by another user),
@@ -35,7 +35,7 @@ ENV = {**os.environ, "DAMLITE_BACKEND": "numpy", "DAMLITE_QUIET": "1",
 TOY = """
 import os, signal, sys, time
 import numpy as np
-from damlite import experiments as ex
+from damlite.sweeps import experiments as ex
 from damlite import __main__ as cli
 
 def run(block, *, backend, dtype, memory_budget):
@@ -196,7 +196,7 @@ def test_ctrl_c_in_process_keeps_what_finished(tmp_path):
 def test_workers_ignore_sigint():
     """The pool initialiser (run here, in a child process) leaves Ctrl-C to the sweep."""
     code = ("import os, signal, time\n"
-            "from damlite.experiments import _worker_init\n"
+            "from damlite.sweeps.experiments import _worker_init\n"
             "_worker_init()\n"
             "os.kill(os.getpid(), signal.SIGINT)\n"
             "time.sleep(0.1)\n"

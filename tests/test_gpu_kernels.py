@@ -1,4 +1,4 @@
-"""The fused GPU kernels (damlite.gpu_kernels) against the reference learning rule.
+"""The fused GPU kernels (damlite.kernels.gpu_kernels) against the reference learning rule.
 
 Without a GPU the kernels' own code runs on NumPy arrays under numba's CUDA
 simulator (a subprocess with NUMBA_ENABLE_CUDASIM=1, set before numba loads);
@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from damlite import gpu_kernels
+from damlite.kernels import gpu_kernels
 from damlite.interactions import make_interaction
 from damlite.network import loss_and_gradient
 
@@ -41,7 +41,7 @@ SIMULATED = textwrap.dedent("""
     import numpy as np
     sys.path.insert(0, sys.argv[1])
     from test_gpu_kernels import CASES, _problem
-    from damlite import gpu_kernels
+    from damlite.kernels import gpu_kernels
     from damlite.interactions import make_interaction
     from damlite.network import loss_and_gradient
     out = {}
@@ -150,7 +150,7 @@ class _BrokenKernels:
 def test_a_failing_whole_epoch_path_restores_the_epoch_and_falls_back_to_minibatches(monkeypatch):
     """A launch error in the middle of an epoch: memories and velocity as before it, one warning, then the
     three kernels per minibatch (not the reference path)."""
-    from damlite.gpu_fit import FusedFit
+    from damlite.kernels.gpu_fit import FusedFit
 
     monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": _BrokenKernels()})
     monkeypatch.setattr(gpu_kernels, "kernel_args", lambda *arrays: arrays)
@@ -187,14 +187,14 @@ def _ptx_compiler(cc):
     types module; skips where numba.cuda does not import or NVVM is missing."""
     import types as pytypes
 
-    from damlite.gpu_kernels import _import_cuda
+    from damlite.kernels.gpu_kernels import _import_cuda
 
     try:
         cuda = _import_cuda()
         import numba.cuda.dispatcher as dispatcher
         from numba import types as T
 
-        from damlite import _cuda_kernels as k
+        from damlite.kernels import _cuda_kernels as k
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"numba.cuda does not import: {exc}")
     if not hasattr(dispatcher, "get_current_device"):
@@ -283,7 +283,7 @@ def test_cupy_kernels_match_reference(name, n, kw, monkeypatch):
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-9, atol=1e-12 * np.max(np.abs(ref[1])))
 
 
-# ---------------------------------------------------------------- a whole fit (damlite.gpu_fit)
+# ---------------------------------------------------------------- a whole fit (damlite.kernels.gpu_fit)
 
 FIT_CASES = [(variant, m, dtype) for variant in ("original", "normalized") for m in (1, 30)
              for dtype in ("float32", "float64")]
@@ -294,7 +294,7 @@ SIMULATED_FIT = textwrap.dedent("""
     import numpy as np
     sys.path.insert(0, sys.argv[1])
     from test_gpu_kernels import FIT_CASES, _classifier_problem
-    from damlite import gpu_fit, gpu_kernels
+    from damlite.kernels import gpu_fit, gpu_kernels
     from damlite.interactions import make_interaction
     from damlite.network import loss_and_gradient
     from damlite.training import train_memories
@@ -410,7 +410,7 @@ GPU_FIT_CASES = [("normalized", 30, "float64", (0.5, 0.8, 1.0)), ("original", 1,
 @pytest.mark.parametrize("variant,m,dtype,temperatures", GPU_FIT_CASES)
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # b_in = 1e200 in float32
 def test_cupy_fit_matches_reference_training(variant, m, dtype, temperatures, monkeypatch):
-    """On a GPU: whole epochs (damlite.gpu_fit) against the reference loop, as in the simulator test; a
+    """On a GPU: whole epochs (damlite.kernels.gpu_fit) against the reference loop, as in the simulator test; a
     float32 fit also against the reference loop in float64 (see GPU_FIT_CASES for the problem's conditioning)."""
     from damlite.backend import BackendUnavailableError, get_backend
     from damlite.training import train_memories

@@ -1,11 +1,11 @@
-"""The paper's homogeneity claims, as executable checks (damlite.theory)."""
+"""The paper's homogeneity claims, as executable checks (damlite.paper.theory)."""
 import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from damlite import capacity as cap
-from damlite import theory as th
+from damlite.paper import capacity as cap
+from damlite.paper import theory as th
 from damlite.interactions import make_interaction
 from damlite.network import energy_difference
 

@@ -1,4 +1,4 @@
-"""damlite.numerics: format limits, frontiers, bfloat16 emulation and the mpmath reference.
+"""damlite.paper.numerics: format limits, frontiers, bfloat16 emulation and the mpmath reference.
 
 The frontiers are checked against direct computation: exact integers/fractions for
 the definition, and NumPy (or the bfloat16 emulation) for what a program really
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import damlite
-from damlite import numerics as nm
+from damlite.paper import numerics as nm
 from damlite.interactions import make_interaction
 from damlite.network import energy_difference
 
@@ -311,7 +311,7 @@ def test_chapter_plot_helpers_and_explorer_run():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from damlite import plots
+    from damlite.book import plots
 
     Ns = np.array([10, 100, 1000])
     ax = plots.plot_overflow_frontier(Ns, {f: nm.frontier_curve(Ns, f) for f in nm.FORMAT_NAMES}, mark=(100, 19, "x"))
@@ -321,7 +321,7 @@ def test_chapter_plot_helpers_and_explorer_run():
     plots.plot_precision_study(nm.precision_study([2, 3], N=6, K=2, B=1))
     plt.close("all")
     widgets = pytest.importorskip("ipywidgets")
-    from damlite.widgets import frontier_explorer
+    from damlite.book.widgets import frontier_explorer
 
     explorer = frontier_explorer(N=100, n=5)
     assert isinstance(explorer, widgets.Widget)

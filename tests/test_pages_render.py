@@ -178,7 +178,7 @@ def test_no_page_is_wider_than_a_phone():
 
 def test_scorecard_words_as_a_page_shows_them():
     """The scorecard's ASCII (kept in the JSON) becomes the book's notation on the page."""
-    from damlite import scorecard  # noqa: PLC0415
+    from damlite.paper import scorecard  # noqa: PLC0415
 
     assert scorecard.prose("per n >= 20: 1/T' <= 0.9, 0.17 -> 0.11") == "per n ≥ 20: 1/T′ ≤ 0.9, 0.17 → 0.11"
     assert scorecard.prose("Krotov and Hopfield's beta = 1/T^n outside F") == (

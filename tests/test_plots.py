@@ -5,7 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from damlite import plots  # noqa: E402
+from damlite.book import plots  # noqa: E402
 
 
 def _grid(variant, n, f1):

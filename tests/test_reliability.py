@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import damlite
 from damlite import DenseAssociativeMemory, NumericalUnderflowWarning
-from damlite import experiments as ex
+from damlite.sweeps import experiments as ex
 from damlite.model import NotFittedError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -445,8 +445,8 @@ def test_smoke_records_are_unchanged_by_the_engine_split(monkeypatch):
 
 
 def test_the_engine_imports_no_task():
-    code = ("import sys, damlite.experiments; "
-            "print(any(m.startswith('damlite.tasks') or m == 'damlite.classification' for m in sys.modules))")
+    code = ("import sys, damlite.sweeps.experiments; "
+            "print(any(m.startswith('damlite.sweeps.tasks') or m == 'damlite.classification' for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], env=ENV, cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -480,7 +480,7 @@ def test_pattern_init_gives_every_row_its_memories():
 def test_pool_workers_die_with_a_killed_sweep(tmp_path):
     script = (
         "import time\n"
-        "from damlite import experiments as ex\n"
+        "from damlite.sweeps import experiments as ex\n"
         "def slow(block, **kw):\n"
         "    time.sleep(60)\n"
         "    return []\n"

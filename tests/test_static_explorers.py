@@ -1,4 +1,4 @@
-"""Kernel-free explorers (damlite.widgets.static_explorer): frames, HTML, and a real browser.
+"""Kernel-free explorers (damlite.book.widgets.static_explorer): frames, HTML, and a real browser.
 
 The browser test starts headless Chromium on a page holding one explorer, moves a
 slider the way a reader would (an ``input`` event), and checks that another picture is
@@ -17,7 +17,7 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
-from damlite import widgets  # noqa: E402
+from damlite.book import widgets  # noqa: E402
 
 
 def _draw(a, b):
@@ -108,7 +108,7 @@ def test_heatmap_frames_one_frame_per_n():
 
 
 def test_retina_figures_only_inside_ipython():
-    from damlite import plots  # noqa: PLC0415
+    from damlite.book import plots  # noqa: PLC0415
 
     assert plots.sharp_inline_figures() is False  # plain Python: nothing to configure
 
@@ -120,7 +120,7 @@ def test_retina_figures_in_an_ipython_shell():
     from IPython.core.interactiveshell import InteractiveShell  # noqa: PLC0415
     from matplotlib_inline.backend_inline import InlineBackend  # noqa: PLC0415
 
-    from damlite import plots  # noqa: PLC0415
+    from damlite.book import plots  # noqa: PLC0415
 
     shell = InteractiveShell.instance()
     backend = InlineBackend.instance()

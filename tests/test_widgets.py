@@ -4,7 +4,7 @@ import pytest
 
 widgets_lib = pytest.importorskip("ipywidgets")
 
-from damlite import widgets  # noqa: E402
+from damlite.book import widgets  # noqa: E402
 
 PNG = b"\x89PNG"
 

@@ -1,10 +1,10 @@
-"""The numba kernels behind :mod:`damlite.cpu_kernels` (imported only by it, only when numba is wanted).
+"""The numba kernels behind :mod:`damlite.kernels.cpu_kernels` (imported only by it, only when numba is wanted).
 
-Kept apart so that importing damlite never imports numba: :mod:`damlite.cpu_kernels`
+Kept apart so that importing damlite never imports numba: :mod:`damlite.kernels.cpu_kernels`
 imports this module on first use, inside a ``try``, after reading the off switch.
 Each kernel's equations are in the docstrings of the wrappers in
-:mod:`damlite.cpu_kernels`. Compiled lazily (on first call, per dtype); cached on
-disk only where numba finds a writable cache directory (``cpu_kernels._cache_ok``).
+:mod:`damlite.kernels.cpu_kernels`. Compiled lazily (on first call, per dtype); cached on
+disk only where numba finds a writable cache directory (:func:`_cache_ok`).
 """
 import math
 
@@ -15,9 +15,23 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from . import _scalar
-from .cpu_kernels import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED, _cache_ok
+from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 
 prange = numba.prange
+
+
+def _cache_ok(nb) -> bool:
+    """True where numba finds a writable cache directory (else: compile in memory, each process)."""
+    try:
+        def probe():  # pragma: no cover - never called
+            return 0
+
+        nb.njit(cache=True)(probe)  # raises "no locator available" where nothing is writable
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
 _CACHE = _cache_ok(numba)
 
 
@@ -429,7 +443,7 @@ def _loss_grad_kernel(KIND, N):
     possible (numba keys a closure's cache entry by the values it captures).
 
     The kernel runs the (network, chunk of rows) jobs ``j_lo`` to ``j_hi`` (job g n_chunks + c), releasing
-    the GIL: :func:`damlite.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
+    the GIL: :func:`damlite.kernels.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
     ``reassoc`` only (no assumption about NaN or inf): sums over the memories run in
     vector lanes, in an order fixed by the compiled code, not by the thread count. Each
     work array is its own allocation (no aliasing for the vectoriser to guard against).

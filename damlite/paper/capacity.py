@@ -32,10 +32,10 @@ import math
 
 import numpy as np
 
-from .backend import get_backend, to_numpy
-from .interactions import make_interaction
-from .network import energy_difference, relax
-from .validation import check_random_state
+from ..backend import get_backend, to_numpy
+from ..interactions import make_interaction
+from ..network import energy_difference, relax
+from ..validation import check_random_state
 
 __all__ = [
     "ALPHA_C",

@@ -1,6 +1,6 @@
 """The paper's autoassociative task: store random bipolar patterns, recall them by relaxation.
 
-Registered with the sweep engine (:mod:`damlite.experiments`) as
+Registered with the sweep engine (:mod:`damlite.sweeps.experiments`) as
 ``"autoassociative"`` with the profiles ``quick`` (minutes on a laptop CPU),
 ``full`` (the paper's grids: 55 blocks), ``leak`` (both networks under Krotov's
 convention with the leaky F that the paper author's code used: chapter 6's
@@ -82,10 +82,10 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
     relaxed synchronously and asynchronously with sign(0) = -1 and sign(0) =
     "keep": ``distance_sync``, ``distance_zero_minus``, ``distance_zero_keep``.
     """
-    from ..backend import get_backend, resolve_dtype, to_numpy  # noqa: PLC0415
-    from ..interactions import make_interaction  # noqa: PLC0415
-    from ..network import relax  # noqa: PLC0415
-    from ..training import train_memories  # noqa: PLC0415
+    from ...backend import get_backend, resolve_dtype, to_numpy  # noqa: PLC0415
+    from ...interactions import make_interaction  # noqa: PLC0415
+    from ...network import relax  # noqa: PLC0415
+    from ...training import train_memories  # noqa: PLC0415
 
     xp, _ = get_backend(backend)
     xdt = resolve_dtype(xp, dtype)

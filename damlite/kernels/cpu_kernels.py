@@ -12,7 +12,7 @@ temporaries, and agree with it to rounding (the tests check both dtypes, on 1 an
   and clamp of :mod:`damlite.training` in one pass.
 
 A training fit whose minibatches all networks share runs whole epochs through
-:mod:`damlite.cpu_fit` (per minibatch a gather kernel, the loss kernel, a kernel that
+:mod:`damlite.kernels.cpu_fit` (per minibatch a gather kernel, the loss kernel, a kernel that
 completes and checks the gradient and the optimiser step, with the two matrix products
 into buffers, in three steps split over the threads), bitwise the results of the
 minibatch loop of :mod:`damlite.training`.
@@ -59,7 +59,7 @@ says otherwise). The thread count is numba's (``NUMBA_NUM_THREADS``, default all
 or :func:`set_num_threads`), or ``OMP_NUM_THREADS`` when only that is set; with neither, a
 multiprocessing worker (the sweep engine's ``--workers``) uses one thread.
 
-A whole-epoch fit on several threads (:mod:`damlite.cpu_fit`) also splits its matrix
+A whole-epoch fit on several threads (:mod:`damlite.kernels.cpu_fit`) also splits its matrix
 products over those threads, with BLAS limited to one thread per product during the
 epoch (threadpoolctl, installed with ``damlite[fast]``; without it such a fit runs the
 kernels on one thread). OpenBLAS's own idle threads busy-wait for 2**28 cycles after each
@@ -73,7 +73,7 @@ order is fixed by the compiled code, so it may differ between CPUs (vector width
 not between runs or thread counts. Relaxation sums in NumPy's pairwise order. The
 kernels' results are therefore bitwise the same on any number of threads; so are the
 whole-epoch fits' where the BLAS sums a block of a product's rows or columns as it sums
-them in the whole product (OpenBLAS does for the cuts :mod:`damlite.cpu_fit` makes; the
+them in the whole product (OpenBLAS does for the cuts :mod:`damlite.kernels.cpu_fit` makes; the
 tests check it).
 """
 from __future__ import annotations
@@ -82,6 +82,8 @@ import os
 import warnings
 
 import numpy as np
+
+from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 
 __all__ = [
     "ALLOWED",
@@ -104,8 +106,6 @@ __all__ = [
     "spans",
     "threads_for",
 ]
-
-POLYNOMIAL, RECTIFIED, LEAKY, EXPONENTIAL = 0, 1, 2, 3
 
 #: Values of DAMLITE_CPU_KERNELS and what they mean.
 ALLOWED = {"": "auto", "auto": "auto", "numba": "numba", "on": "numba", "1": "numba", "true": "numba",
@@ -251,7 +251,7 @@ def _configure_process():
 
 def interaction_code(interaction):
     """(kind, n, slope) for a built-in interaction, or None (use the NumPy path)."""
-    from .interactions import Exponential, LeakyRectifiedPolynomial, Polynomial, RectifiedPolynomial  # noqa: PLC0415
+    from ..interactions import Exponential, LeakyRectifiedPolynomial, Polynomial, RectifiedPolynomial  # noqa: PLC0415
 
     kind = type(interaction)
     if kind is Polynomial:
@@ -285,7 +285,7 @@ def _workers(n):
 
 
 def kernel(name):
-    """The compiled-on-demand kernel ``name`` (for callers that compose kernels, e.g. damlite.cpu_fit)."""
+    """The compiled-on-demand kernel ``name`` (for callers that compose kernels, e.g. damlite.kernels.cpu_fit)."""
     return getattr(_kernels, name)
 
 
@@ -363,18 +363,6 @@ def one_blas_thread():
     return controller.limit(limits=1, user_api="blas") if controller else None
 
 
-def _cache_ok(nb) -> bool:
-    """True where numba finds a writable cache directory (else: compile in memory, each process)."""
-    try:
-        def probe():  # pragma: no cover - never called
-            return 0
-
-        nb.njit(cache=True)(probe)  # raises "no locator available" where nothing is writable
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
 # ------------------------------------------------------------------ wrappers
 def _consts(dtype, *values):
     return np.array(values, dtype=dtype)
@@ -410,7 +398,7 @@ def palette(x):
 
     Images of 8-bit pixels scaled to floats take at most 256 values: MNIST's 784 pixels with its 10
     class neurons at -1 take exactly 256. A float64 training fit then gathers each minibatch from the
-    codes, an eighth of the bytes that float64 rows take (:mod:`damlite.cpu_fit`).
+    codes, an eighth of the bytes that float64 rows take (:mod:`damlite.kernels.cpu_fit`).
     One pass over ``x`` (a hash table of the values' bit patterns): ~0.08 s for MNIST's 60 000 x 794
     on one core.
     """

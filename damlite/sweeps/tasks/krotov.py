@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..datasets import describe_source
+from ...datasets import describe_source
 
-from ..classification import KROTOV_CONFIG, equivalent_temperature, train_classifiers
+from ...classification import KROTOV_CONFIG, equivalent_temperature, train_classifiers
 from ..experiments import provenance
 
 __all__ = ["run_krotov"]

@@ -1,12 +1,12 @@
 """The paper's claims about its autoassociative sweeps, graded from summary rows.
 
 A *reading* is one way the paper's experiment may have been run; each has its
-summary rows (:func:`damlite.experiments.summarize`: one row per network and n
+summary rows (:func:`damlite.sweeps.experiments.summarize`: one row per network and n
 with the good region's centre, range and size). :func:`grade` turns them into a
 verdict per claim: "reproduced", "partly", "not reproduced" or "not tested",
 with the numbers behind it. Tolerances are stated once, here, and so are the
 scorecard's grading rules (:data:`RULES`, :func:`region`, :func:`merge_grids`), which
-:mod:`damlite.scorecard` applies to every claim of the paper.
+:mod:`damlite.paper.scorecard` applies to every claim of the paper.
 
 Readings of the original network's temperature:
 
@@ -188,7 +188,7 @@ def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
 
 def reading_rows(records, *, grid="coarse", dtype="float64", N=100, **match):
     """Summary rows of the records that match (grid, dtype, N and any settings in ``match``)."""
-    from .experiments import summarize  # noqa: PLC0415
+    from ..sweeps.experiments import summarize  # noqa: PLC0415
 
     sel = [r for r in records if r["grid"] == grid and r["dtype"] == dtype and r.get("N") == N
            and all(r.get(k) == v for k, v in match.items())]
@@ -214,7 +214,7 @@ def load_readings(directory, *, grid="coarse", N=100):
     """
     from pathlib import Path  # noqa: PLC0415
 
-    from .experiments import load_records  # noqa: PLC0415
+    from ..sweeps.experiments import load_records  # noqa: PLC0415
 
     records = {}
     for stem, _ in READINGS.values():
@@ -266,7 +266,7 @@ def ledger_markdown(graded, *, headers=None, links=None, full_claims=True):
 
 
 # --------------------------------------------------------------------------------------
-# The scorecard's grading rules (issue 16), stated once. `damlite.scorecard` applies them
+# The scorecard's grading rules (issue 16), stated once. `damlite.paper.scorecard` applies them
 # to every claim of the paper; the functions below are the rules, nothing else.
 # --------------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ A :class:`Block` is one unit of work of a sweep (one task x network variant x
 interaction vertex n x grid x dtype, all its grid cells and repeats trained
 together); a task registers how to run a block and its named profiles (lists of
 blocks) with :func:`register_task`. The engine that runs them is
-:mod:`damlite.experiments`; the files it writes, :mod:`damlite.resultfiles`.
+:mod:`damlite.sweeps.experiments`; the files it writes, :mod:`damlite.sweeps.resultfiles`.
 """
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ class TaskSpec:
 TASKS: dict[str, TaskSpec] = {}
 
 #: The tasks that ship with damlite, imported (and so registered) on first use.
-BUILTIN_TASKS = {"autoassociative": "damlite.tasks.autoassociative", "mnist": "damlite.tasks.mnist"}
+BUILTIN_TASKS = {"autoassociative": "damlite.sweeps.tasks.autoassociative", "mnist": "damlite.sweeps.tasks.mnist"}
 
 
 def register_task(name, run_block, *, profiles=None, metric="distance", lower_is_better=True):
@@ -154,7 +154,7 @@ def profile_name(profile=None) -> str:
     env = os.environ.get("DAMLITE_PROFILE", "").strip().lower()
     if env:
         return env
-    from .backend import backend_info  # noqa: PLC0415
+    from ..backend import backend_info  # noqa: PLC0415
 
     return "full" if backend_info().name == "cupy" else "quick"
 

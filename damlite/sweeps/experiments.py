@@ -1,19 +1,19 @@
 """The sweep engine: resumable, batched hyperparameter sweeps over any task.
 
-A *sweep* is a list of :class:`~damlite.blocks.Block` s. A block is one task x network variant x
+A *sweep* is a list of :class:`~damlite.sweeps.blocks.Block` s. A block is one task x network variant x
 interaction vertex n x grid (learning rate x inverse temperature) x dtype; all of
 its grid cells and repeats are trained together as ONE batch of G networks.
-This module knows no task: the tasks live in :mod:`damlite.tasks` (the paper's
+This module knows no task: the tasks live in :mod:`damlite.sweeps.tasks` (the paper's
 autoassociative task, its MNIST sweep, Krotov's run) and register themselves.
 
 Tasks
 -----
 A task is a function ``run_block(block, *, backend, dtype, memory_budget) ->
 list[dict]`` returning one record (a flat, JSON-serialisable dict) per grid cell
-x repeat, registered with :func:`~damlite.blocks.register_task` together with its profiles
+x repeat, registered with :func:`~damlite.sweeps.blocks.register_task` together with its profiles
 (functions ``profile() -> list[Block]``)::
 
-    from damlite.experiments import Block, register_task
+    from damlite.sweeps.experiments import Block, register_task
 
     def run_toy_block(block, *, backend, dtype, memory_budget):
         return [{"repeat": r, "inv_temperature": t, "learning_rate": lr, "distance": 0.0}
@@ -28,7 +28,7 @@ given ``block.seed``.
 
 Result files
 ------------
-(:mod:`damlite.resultfiles`) :func:`run_sweep` appends one JSON line per finished block to
+(:mod:`damlite.sweeps.resultfiles`) :func:`run_sweep` appends one JSON line per finished block to
 ``<out_dir>/<task>-<profile>.jsonl`` (one ``write``, fsync'd): the block, its
 records and provenance (damlite version, resolved git commit and whether the
 tree was dirty, backend, device, dtype, seed, date, wall time). Each line also names
@@ -36,8 +36,8 @@ the profile it was run for. The writer holds an exclusive lock
 (``<file>.lock``) for the whole sweep: a second sweep on the same file waits
 for it, says so, then skips what the first one finished. Only the writer,
 under that lock, repairs a line cut short (by a kill, say); readers
-(:func:`~damlite.resultfiles.read_results`, :func:`~damlite.resultfiles.load_records`, ``list``, ``summarize``) never
-modify a file, and count a line only when it is the complete line of a block
+(:func:`~damlite.sweeps.resultfiles.read_results`, :func:`~damlite.sweeps.resultfiles.load_records`,
+``list``, ``summarize``) never modify a file, and count a line only when it is the complete line of a block
 of the file's task and profile (anything else is skipped with a warning naming
 its line number). Rerunning the same command after an interruption (SIGKILL
 included) ends with the same records as an uninterrupted run. Blocks are mapped
@@ -99,7 +99,7 @@ def _git(*args):
 
     Read-only: ``status`` runs with ``--no-optional-locks``, so a sweep never takes (or, killed, leaves)
     the checkout's index lock."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
     except FileNotFoundError:
@@ -116,7 +116,7 @@ def _git(*args):
 def _git_info() -> tuple:
     commit, why = _git("rev-parse", "--verify", "HEAD")
     top, _ = _git("rev-parse", "--show-toplevel") if commit else (None, None)
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if commit and top and Path(top).resolve() == root:
         dirty, _ = _git("--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "damlite")
         return commit, (None if dirty is None else bool(dirty)), None
@@ -144,8 +144,8 @@ def git_problem():
 
 def provenance(backend="auto", *, host=False, **extra) -> dict:
     """Where and with what a result was computed; ``host=True`` adds the machine and command line."""
-    from . import __version__  # noqa: PLC0415
-    from .backend import backend_info  # noqa: PLC0415
+    from .. import __version__  # noqa: PLC0415
+    from ..backend import backend_info  # noqa: PLC0415
 
     info = backend_info(backend)
     commit, dirty = git_state()
@@ -177,19 +177,19 @@ def provenance(backend="auto", *, host=False, **extra) -> dict:
 
 
 def _cpu_kernels(backend_name):
-    """Which CPU kernels ran: "numba" (damlite.cpu_kernels) or "numpy"; None off the CPU."""
+    """Which CPU kernels ran: "numba" (damlite.kernels.cpu_kernels) or "numpy"; None off the CPU."""
     if backend_name != "numpy":
         return None
-    from . import cpu_kernels  # noqa: PLC0415
+    from ..kernels import cpu_kernels  # noqa: PLC0415
 
     return f"numba {cpu_kernels.numba.__version__}" if cpu_kernels.available() else "numpy"
 
 
 def _gpu_kernels(backend_name):
-    """Which GPU learning rule ran (:func:`damlite.gpu_kernels.status`); None off the GPU."""
+    """Which GPU learning rule ran (:func:`damlite.kernels.gpu_kernels.status`); None off the GPU."""
     if backend_name != "cupy":
         return None
-    from . import gpu_kernels  # noqa: PLC0415
+    from ..kernels import gpu_kernels  # noqa: PLC0415
 
     return gpu_kernels.status()
 
@@ -197,7 +197,7 @@ def _gpu_kernels(backend_name):
 # -------------------------------------------------------------------------- runner
 def run_block(block: Block, *, backend="auto", memory_budget=None) -> dict:
     """Run one block with its task's function; return the line written to the result file."""
-    from .backend import get_backend  # noqa: PLC0415
+    from ..backend import get_backend  # noqa: PLC0415
 
     spec = get_task(block.task)
     _, info = get_backend(backend)
@@ -382,7 +382,7 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
     for arg, value, least in (("workers", workers, 1), ("max_blocks", max_blocks, 0)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least):
             raise ValueError(f"{arg} must be an integer >= {least}, got {value!r}")
-    from .backend import get_backend  # noqa: PLC0415
+    from ..backend import get_backend  # noqa: PLC0415
 
     check_memory_budget(memory_budget, get_backend(backend)[1].name)
     git_state()  # resolved now, before any worker starts: the commit of the code this sweep loaded

@@ -1,9 +1,13 @@
 """Scalar code shared by the numba CPU kernels and the numba-cuda kernels.
 
 Plain Python functions, never called as such: each side compiles them with its own
-decorator (:mod:`damlite._cpu_numba` with ``numba.njit``, :func:`damlite.gpu_kernels.scalar_kernels`
-with ``numba.cuda.jit(device=True)``), so the code exists once.
+decorator (:mod:`damlite.kernels._cpu_numba` with ``numba.njit``, :func:`damlite.kernels._cuda_kernels.scalar_kernels`
+with ``numba.cuda.jit(device=True)``), so the code exists once. The built-in interactions' codes
+(:func:`damlite.kernels.cpu_kernels.interaction_code`) live here too, below both kernel families.
 """
+
+#: The built-in interactions' kinds, as the kernels take them (``code = (kind, n, slope)``).
+POLYNOMIAL, RECTIFIED, LEAKY, EXPONENTIAL = 0, 1, 2, 3
 
 
 def ipow(base, e, one):

@@ -24,7 +24,7 @@ numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), which is how the tests
 check it without a GPU.
 
 ``DAMLITE_GPU_KERNELS``: ``auto`` (default: on CuPy arrays when numba-cuda
-imports, training runs whole epochs in :mod:`damlite.gpu_fit`), ``minibatch``
+imports, training runs whole epochs in :mod:`damlite.kernels.gpu_fit`), ``minibatch``
 (the three kernels in each call of the learning rule, the training loop of
 :mod:`damlite.training` around them) or ``reference`` (never). If compiling or
 launching them fails, damlite warns once and falls back: from whole epochs to
@@ -32,12 +32,13 @@ launching them fails, damlite warns once and falls back: from whole epochs to
 """
 from __future__ import annotations
 
-import math
 import os
 import warnings
 
+from array_api_compat import is_cupy_namespace, is_numpy_namespace
+
 __all__ = ["available", "fail", "kernel_args", "kernels", "launch", "loss_and_gradient_bipolar", "mode",
-           "scalar_kernels", "status", "whole_epochs"]
+           "status", "usable", "whole_epochs"]
 
 _MODES = ("auto", "minibatch", "reference")
 _THREADS = 128  # threads per block
@@ -51,43 +52,6 @@ def mode() -> str:
     if value not in _MODES:
         raise ValueError(f"DAMLITE_GPU_KERNELS must be one of {', '.join(_MODES)}; got {value!r}")
     return value
-
-
-def scalar_kernels(jit):
-    """``(power, f_and_df)`` compiled by ``jit`` (a numba decorator): the interactions as scalar code.
-
-    ``power(base, e, one)`` is base**e by repeated squaring (the products of
-    :func:`damlite.interactions.integer_power`); ``f_and_df(x, kind, n, nf, slope, zero, one)``
-    returns F(x) and F'(x) for the built-in kinds of
-    :func:`damlite.cpu_kernels.interaction_code`: x**n (polynomial),
-    max(x, 0)**n (rectified), x**n above 0 and slope x below (leaky), exp(x). ``nf`` (n),
-    ``slope``, ``zero`` and ``one`` come in the data's type: a float literal here would be a
-    float64 and would turn float32 kernels into float64 arithmetic (1/32 of the speed on a T4).
-    """
-    from ._scalar import ipow  # noqa: PLC0415 - the square-and-multiply shared with the CPU kernels
-    from .cpu_kernels import EXPONENTIAL, LEAKY, RECTIFIED  # noqa: PLC0415
-
-    ipow_dev = jit(ipow)
-
-    @jit
-    def power(base, e, one):
-        return ipow_dev(base, e, one)
-
-    @jit
-    def f_and_df(x, kind, n, nf, slope, zero, one):
-        if kind == EXPONENTIAL:
-            v = math.exp(x)
-            return v, v
-        if kind == RECTIFIED:
-            if x <= zero:
-                return zero, zero
-        elif kind == LEAKY:
-            if x < zero:
-                return slope * x, slope
-        low = power(x, n - 1, one)
-        return low * x, nf * low
-
-    return power, f_and_df
 
 
 def _import_cuda():
@@ -114,7 +78,7 @@ def _build():
 
 
 def kernels():
-    """The module of numba-cuda kernels (``damlite._cuda_kernels``), imported once."""
+    """The module of numba-cuda kernels (``damlite.kernels._cuda_kernels``), imported once."""
     if _state["kernels"] is None:
         _state["kernels"] = _build()
     return _state["kernels"]
@@ -145,7 +109,7 @@ def fail(exc, whole_epochs=False, stacklevel=3):
     """Record that the kernels failed (``exc``) and warn, once.
 
     From now on the reference path runs; or, where only the whole-epoch path of
-    :mod:`damlite.gpu_fit` failed (``whole_epochs``), the three kernels per minibatch.
+    :mod:`damlite.kernels.gpu_fit` failed (``whole_epochs``), the three kernels per minibatch.
     """
     key, instead = ("fit_failed", "the fused kernels per minibatch") if whole_epochs else ("failed", "the reference path")
     _state[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
@@ -185,8 +149,18 @@ def available() -> bool:
     return not status().startswith("reference")
 
 
+def usable(xp) -> bool:
+    """True when the learning rule may take these kernels on arrays of ``xp``: CuPy arrays (or NumPy arrays
+    under numba's CUDA simulator, ``NUMBA_ENABLE_CUDASIM=1``, which is how the tests run the kernels)."""
+    simulated = is_numpy_namespace(xp) and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    if not (is_cupy_namespace(xp) or simulated):
+        return False
+    return available()
+
+
 def whole_epochs() -> bool:
-    """True when a fit may run whole epochs in :mod:`damlite.gpu_fit` (``auto``, kernels available, no failure)."""
+    """True when a fit may run whole epochs in :mod:`damlite.kernels.gpu_fit` (``auto``, kernels available, no
+    failure)."""
     return status().startswith("numba-cuda fused kernels, whole epochs")
 
 
@@ -196,12 +170,12 @@ def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, 
     ``d`` (G, B, K) similarities; ``zeta_t`` (G, M, K) the evaluated neurons' memory
     entries (w = 2 zeta in the formulas); ``xs``/``targets`` (G, B, M);
     ``b_in``/``b_out`` (G,); ``code`` from
-    :func:`damlite.cpu_kernels.interaction_code`; all arrays of one namespace
+    :func:`damlite.kernels.cpu_kernels.interaction_code`; all arrays of one namespace
     (CuPy on a GPU, NumPy under the simulator). Returns
     None, after one warning, when the kernels cannot run; the caller then takes
     the reference path.
     """
-    from .backend import array_namespace  # noqa: PLC0415
+    from ..backend import array_namespace  # noqa: PLC0415
 
     if not available():
         return None

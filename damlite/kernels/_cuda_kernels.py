@@ -1,4 +1,5 @@
-"""The kernels of :mod:`damlite.gpu_kernels` and :mod:`damlite.gpu_fit`, imported on first use (it imports numba.cuda).
+"""The kernels of :mod:`damlite.kernels.gpu_kernels` and :mod:`damlite.kernels.gpu_fit`, imported on first use
+(it imports numba.cuda).
 
 Module-level definitions, so that numba's CUDA simulator can run them on NumPy arrays.
 Conventions: ``zeta`` (G, M, K) is a view of the evaluated neurons' memory entries
@@ -9,10 +10,45 @@ import math
 
 from numba import config, cuda, float64
 
-from .gpu_kernels import scalar_kernels
+from ._scalar import EXPONENTIAL, LEAKY, RECTIFIED, ipow
 
 # Small test grids under-fill a GPU on purpose; numba would warn at every launch.
 config.CUDA_LOW_OCCUPANCY_WARNINGS = False
+
+
+def scalar_kernels(jit):
+    """``(power, f_and_df)`` compiled by ``jit`` (a numba decorator): the interactions as scalar code.
+
+    ``power(base, e, one)`` is base**e by repeated squaring (the products of
+    :func:`damlite.interactions.integer_power`); ``f_and_df(x, kind, n, nf, slope, zero, one)``
+    returns F(x) and F'(x) for the built-in kinds of
+    :func:`damlite.kernels.cpu_kernels.interaction_code`: x**n (polynomial),
+    max(x, 0)**n (rectified), x**n above 0 and slope x below (leaky), exp(x). ``nf`` (n),
+    ``slope``, ``zero`` and ``one`` come in the data's type: a float literal here would be a
+    float64 and would turn float32 kernels into float64 arithmetic (1/32 of the speed on a T4).
+    """
+    ipow_dev = jit(ipow)
+
+    @jit
+    def power(base, e, one):
+        return ipow_dev(base, e, one)
+
+    @jit
+    def f_and_df(x, kind, n, nf, slope, zero, one):
+        if kind == EXPONENTIAL:
+            v = math.exp(x)
+            return v, v
+        if kind == RECTIFIED:
+            if x <= zero:
+                return zero, zero
+        elif kind == LEAKY:
+            if x < zero:
+                return slope * x, slope
+        low = power(x, n - 1, one)
+        return low * x, nf * low
+
+    return power, f_and_df
+
 
 power, f_and_df = scalar_kernels(cuda.jit(device=True))
 
@@ -49,7 +85,7 @@ def _net(arr, g):
 @cuda.jit(device=True)
 def _typed(d, n, slope):
     """(zero, one, n, slope) in the dtype of array ``d``: the kernels' typed constants
-    (see :func:`damlite.gpu_kernels.scalar_kernels`)."""
+    (see :func:`scalar_kernels`)."""
     t = d.dtype.type
     return t(0), t(1), t(n), t(slope)
 

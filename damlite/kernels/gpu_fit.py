@@ -1,7 +1,7 @@
 """A training fit's minibatches on the GPU in eight launches each, with no host synchronisation.
 
-:func:`damlite.training.train_memories` hands an epoch to :meth:`~damlite.gpu_fit.FusedFit.epoch` when
-the memories are CuPy arrays, the fused kernels are on (:mod:`damlite.gpu_kernels`),
+:func:`damlite.training.train_memories` hands an epoch to :meth:`~damlite.kernels.gpu_fit.FusedFit.epoch` when
+the memories are CuPy arrays, the fused kernels are on (:mod:`damlite.kernels.gpu_kernels`),
 the minibatches are shared by the G networks and the evaluated neurons are ±1 in every
 probe (checked once per fit). Per minibatch of b rows, on buffers allocated once per fit
 (and their numba views made once per fit)::
@@ -20,7 +20,7 @@ epoch. Results equal the reference path's up to rounding (the sums run in anothe
 order); the tests compare them under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``).
 ``DAMLITE_GPU_KERNELS=minibatch`` (or ``reference``) turns this path off; a launch that
 fails restores the epoch's start, warns once and leaves the rest of the fit to the loop
-of :mod:`damlite.training` (see :func:`damlite.gpu_kernels.fail`).
+of :mod:`damlite.training` (see :func:`damlite.kernels.gpu_kernels.fail`).
 """
 from __future__ import annotations
 
@@ -96,17 +96,17 @@ class FusedFit:
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
                error_exponent, batch, momentum, normalize, floor, memory_budget):
-        """A :class:`~damlite.gpu_fit.FusedFit`, or None: not CuPy (nor the simulator), whole epochs off (see
-        :func:`damlite.gpu_kernels.whole_epochs`), probes per network,
+        """A :class:`~damlite.kernels.gpu_fit.FusedFit`, or None: not CuPy (nor the simulator), whole epochs off (see
+        :func:`damlite.kernels.gpu_kernels.whole_epochs`), probes per network,
         evaluated neurons not a slice or not ±1, a non-built-in interaction, or buffers over ``memory_budget``.
 
         The ±1 check is the fit's one host synchronisation before training.
         """
-        from .backend import itemsize_of  # noqa: PLC0415
+        from ..backend import _all_bipolar, itemsize_of, neuron_index, per_network_scalar  # noqa: PLC0415
         from .cpu_kernels import interaction_code  # noqa: PLC0415
-        from .network import _all_bipolar, _fused_gpu, neuron_index, per_network_scalar  # noqa: PLC0415
 
-        if not (_fused_gpu(xp) and gpu_kernels.whole_epochs()) or memories.dtype not in (np.float32, np.float64):
+        if not (gpu_kernels.usable(xp) and gpu_kernels.whole_epochs()) or memories.dtype not in (np.float32,
+                                                                                               np.float64):
             return None
         if probes.ndim != 2 or targets.ndim != 2 or not (memories.flags.c_contiguous and
                                                            velocity.flags.c_contiguous):

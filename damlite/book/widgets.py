@@ -64,7 +64,8 @@ def frontier_explorer(N=10_000, n=30, formats=("float16", "bfloat16", "float32",
     largest value, the exact N**n, and where (N, n) sits relative to the overflow frontier.
     """
     widgets = _ipywidgets()
-    from . import numerics, plots  # noqa: PLC0415
+    from ..paper import numerics  # noqa: PLC0415
+    from . import plots  # noqa: PLC0415
 
     def draw(N, n):
         N = int(round(N))
@@ -84,7 +85,8 @@ def recall_explorer(N=100, P=20, n=2, noise=0.2, interaction="polynomial", rando
     whose memories are P random patterns, and show pattern, probe and result as images.
     """
     widgets = _ipywidgets()
-    from . import capacity, plots  # noqa: PLC0415
+    from ..paper import capacity  # noqa: PLC0415
+    from . import plots  # noqa: PLC0415
 
     def draw(n, noise):
         pattern, probe, final, m = capacity.dam_recall_example(N, P, n, noise, interaction=interaction,
@@ -111,8 +113,8 @@ def scaling_energy_differences(memories, probe, n, *, interaction="polynomial", 
     """
     import numpy as np  # noqa: PLC0415
 
-    from .interactions import make_interaction  # noqa: PLC0415
-    from .network import energy_difference  # noqa: PLC0415
+    from ..interactions import make_interaction  # noqa: PLC0415
+    from ..network import energy_difference  # noqa: PLC0415
 
     F = make_interaction(interaction, n)
     memories = np.asarray(memories, dtype=np.float64)
@@ -130,7 +132,7 @@ def scaling_energy_differences(memories, probe, n, *, interaction="polynomial", 
 
 
 def show_scalings(memories, probe, n, *, interaction="polynomial", dtype="float32", ax=None):
-    """Draw :func:`damlite.plots.plot_energy_magnitudes` for one probe and one n."""
+    """Draw :func:`damlite.book.plots.plot_energy_magnitudes` for one probe and one n."""
     from . import plots  # noqa: PLC0415
 
     deltas, exact = scaling_energy_differences(memories, probe, n, interaction=interaction, dtype=dtype)
@@ -156,7 +158,7 @@ def scaling_explorer(memories, probe, *, n=100, interaction="polynomial", dtype=
 def heatmap_explorer(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100,
                      dtype="float64", metric="distance", vmax=None):
     """The live twin of :func:`heatmap_frames` (Jupyter, Colab): a slider over ``ns``, each
-    position :func:`damlite.plots.plot_sweep_heatmaps` for that n, both networks side by side.
+    position :func:`damlite.book.plots.plot_sweep_heatmaps` for that n, both networks side by side.
     """
     from . import plots  # noqa: PLC0415
 
@@ -295,10 +297,11 @@ def static_explorer(draw, controls, *, initial=None, labels=None, title="", dpi=
 def frontier_frames(Ns=(100, 784, 10_000, 1_000_000), ns=(2, 5, 10, 20, 30, 45, 60, 100, 150),
                     formats=("float16", "bfloat16", "float32", "float64"), *, initial=(10_000, 30)):
     """Chapter 3's overflow frontier without a kernel: sliders over N and n, the picture of
-    :func:`damlite.plots.plot_power_and_limits` and, under it, N**n (exact) and each
+    :func:`damlite.book.plots.plot_power_and_limits` and, under it, N**n (exact) and each
     format's largest safe n for that N.
     """
-    from . import numerics, plots  # noqa: PLC0415
+    from ..paper import numerics  # noqa: PLC0415
+    from . import plots  # noqa: PLC0415
 
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -322,7 +325,7 @@ def _frontier_text(N, n, formats, numerics):
 def heatmap_frames(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100,
                    dtype="float64", metric="distance", vmax=None):
     """Chapter 6's sweep heatmaps without a kernel: one slider over n; each frame is
-    :func:`damlite.plots.plot_sweep_heatmaps` for that n, both networks side by side
+    :func:`damlite.book.plots.plot_sweep_heatmaps` for that n, both networks side by side
     (same colour scale in every frame, so frames can be compared).
 
     ``records`` and the keywords are those of ``plot_sweep_heatmaps``.

@@ -1,7 +1,7 @@
 """The paper, graded once: every claim, every reading, one verdict each.
 
 :func:`build` reads the committed result files and applies the rules of
-:data:`damlite.claims.RULES` to each claim in :data:`CLAIMS`; the result is the
+:data:`damlite.paper.claims.RULES` to each claim in :data:`CLAIMS`; the result is the
 dictionary that ``python -m damlite scorecard`` writes to
 ``book/results/scorecard.json`` and that the scorecard page renders. Nothing in
 it is typed in by hand: a grid that lands later changes the file the next time it
@@ -108,7 +108,7 @@ class _quiet:
 
 def _records(root, stem, cache):
     if stem not in cache:
-        from .experiments import load_records  # noqa: PLC0415
+        from ..sweeps.experiments import load_records  # noqa: PLC0415
 
         path = Path(root) / f"{stem}.jsonl"
         cache[stem] = load_records(path) if path.exists() else []
@@ -753,7 +753,7 @@ def _mnist_missing(mn):
 
 def mnist_seed_spread(root):
     """F1 of the cells run with a second seed (mnist-seeds) beside the same cells of mnist-short."""
-    from .experiments import load_records  # noqa: PLC0415
+    from ..sweeps.experiments import load_records  # noqa: PLC0415
 
     paths = [Path(root) / f"{s}.jsonl" for s in ("mnist-short", "mnist-seeds")]
     if not all(p.exists() for p in paths):

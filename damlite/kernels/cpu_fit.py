@@ -1,15 +1,15 @@
 """A training fit's minibatches on the CPU in three parallel steps each, on buffers allocated once per fit.
 
-The CPU twin of :mod:`damlite.gpu_fit`. :func:`damlite.training.train_memories` hands an
-epoch to :meth:`~damlite.cpu_fit.CpuFit.epoch` when the memories are NumPy float32 or
-float64 arrays, the numba kernels are on (:mod:`damlite.cpu_kernels`), the minibatches are
+The CPU twin of :mod:`damlite.kernels.gpu_fit`. :func:`damlite.training.train_memories` hands an
+epoch to :meth:`~damlite.kernels.cpu_fit.CpuFit.epoch` when the memories are NumPy float32 or
+float64 arrays, the numba kernels are on (:mod:`damlite.kernels.cpu_kernels`), the minibatches are
 shared by the G networks and the evaluated neurons are ±1 in every probe (checked once
 per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
     front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
                       (float64: from 1-byte codes where the probes take at most 256 values)
              GEMM     d (b, G K) = xb zeta^T
-             loss     loss, r and the evaluated columns' part (damlite.cpu_kernels)
+             loss     loss, r and the evaluated columns' part (damlite.kernels.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
              complete grad <- b_out b_in (grad + columns), its finiteness
     step     the optimiser step of each memory (gradient 0 in a network that is not finite)
@@ -20,7 +20,7 @@ first product then run before it, on the calling thread), ``back`` by columns, `
 by memories. The threads run the numba kernels and single-threaded BLAS products
 (threadpoolctl limits BLAS to one thread during the epoch): one pool of threads, none of
 them busy-waiting on a core another needs. Without threadpoolctl, or for a small problem
-(:data:`damlite.cpu_kernels.MIN_WORK`), T is 1 and BLAS keeps its own threads.
+(:data:`damlite.kernels.cpu_kernels.MIN_WORK`), T is 1 and BLAS keeps its own threads.
 
 The same kernels and the same arithmetic in the same order as the minibatch loop of
 :mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: on one thread the
@@ -99,12 +99,12 @@ class CpuFit:
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
                error_exponent, batch, momentum, normalize, floor):
-        """A :class:`~damlite.cpu_fit.CpuFit`, or None: not NumPy float32/float64, the numba kernels off,
+        """A :class:`~damlite.kernels.cpu_fit.CpuFit`, or None: not NumPy float32/float64, the numba kernels off,
         probes or targets per network, a clamp that is not a step-1 slice, a non-built-in interaction, or
         evaluated neurons that are not ±1 in every probe."""
         from array_api_compat import is_numpy_namespace  # noqa: PLC0415
 
-        from .network import _all_bipolar, neuron_index, per_network_scalar  # noqa: PLC0415
+        from ..backend import _all_bipolar, neuron_index, per_network_scalar  # noqa: PLC0415
 
         if not (is_numpy_namespace(xp) and memories.dtype in (np.float32, np.float64)):
             return None

@@ -20,9 +20,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .backend import array_namespace, to_numpy
-from .interactions import Exponential
-from .network import energy_difference, loss_and_gradient, quiet_numpy, similarities
+from ..backend import array_namespace, to_numpy
+from ..interactions import Exponential
+from ..network import energy_difference, loss_and_gradient, quiet_numpy, similarities
 
 __all__ = [
     "homogeneity_residual",
@@ -228,8 +228,8 @@ def train_random_networks(N, n_patterns, n_memories, interaction, *, temperature
     that relax exactly onto their pattern.
     """
     from .capacity import flip_bits, random_patterns
-    from .network import relax
-    from .training import train_memories
+    from ..network import relax
+    from ..training import train_memories
 
     rng = np.random.default_rng(random_state)
     pats = random_patterns((n_networks, n_patterns, N), rng)

@@ -66,7 +66,7 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
     """Largest safe n against N (log-log), one step curve per format.
 
     ``curves`` maps a format name to the largest safe n for each N in ``Ns``
-    (:func:`damlite.numerics.frontier_curve`); ``mark`` = (N, n, label) adds a point.
+    (:func:`damlite.paper.numerics.frontier_curve`); ``mark`` = (N, n, label) adds a point.
     Below a curve the original network's largest term N**n is finite in that format.
     Sized for a 7.2-inch column; the legend sits in the empty upper right.
     """
@@ -100,7 +100,7 @@ def plot_overflow_frontier(Ns, curves, *, mark=None, ax=None, title=None):
 @functools.lru_cache(maxsize=8)
 def _frontier_curves(formats):
     """(Ns, {format: largest safe n}) on a fixed log grid of N, computed once (explorer redraws)."""
-    from . import numerics  # noqa: PLC0415
+    from ..paper import numerics  # noqa: PLC0415
 
     Ns = np.unique(np.round(np.logspace(np.log10(3), 6, 160)).astype(int))
     return Ns, {name: numerics.frontier_curve(Ns, name) for name in formats}
@@ -116,7 +116,7 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    from . import numerics  # noqa: PLC0415
+    from ..paper import numerics  # noqa: PLC0415
 
     if axes is None:
         rows, height = (2, 7.6) if frontier else (1, 4.0)
@@ -196,7 +196,7 @@ def plot_underflow_frontier(xs, formats=("float16", "bfloat16", "float32", "floa
 
     ``marks`` maps a label to an x value to annotate (for example 1 - 2/N).
     """
-    from . import numerics  # noqa: PLC0415
+    from ..paper import numerics  # noqa: PLC0415
 
     ax = _axes(ax, figsize=(7.2, 4.2))
     for name in formats:
@@ -229,7 +229,7 @@ def _seq_colors(k, cmap="viridis", stop=0.75):
 def plot_hopfield_capacity(result, *, alpha_c=0.138):
     """Fixed-point, retrieval and overlap curves of a Hebbian network against P/N.
 
-    ``result`` from :func:`damlite.capacity.hopfield_capacity_curve`.
+    ``result`` from :func:`damlite.paper.capacity.hopfield_capacity_curve`.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -257,7 +257,7 @@ def plot_interactions(ns=(2, 3, 4, 6), epsilon=0.1, x=None):
     """The four interaction functions of :mod:`damlite.interactions`, several n each (2 x 2 panels)."""
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    from .interactions import make_interaction  # noqa: PLC0415
+    from ..interactions import make_interaction  # noqa: PLC0415
 
     x = np.linspace(-1.5, 1.5, 601) if x is None else x
     fig, grid = plt.subplots(2, 2, figsize=(7.2, 6.0), sharex=True, constrained_layout=True)
@@ -290,7 +290,7 @@ def plot_dam_capacity(curves, capacities, theory):
 
     Bottom: the measured capacity (90 % level) against N, log-log, with the
     Krotov-Hopfield estimate N^(n-1) / (2 (2n-3)!! ln N) as lines.
-    ``curves``: dicts from :func:`damlite.capacity.dam_capacity_curve`;
+    ``curves``: dicts from :func:`damlite.paper.capacity.dam_capacity_curve`;
     ``capacities``: {(n, N): P_90}; ``theory``: callable (N, n) -> P_KH.
     Colour = n; in the top panel the marker gives the size rank of N within its n
     (smallest, middle, ... largest), so that the legend stays short.
@@ -644,7 +644,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     with no ``ns`` (or no ``variants``) nothing is drawn and None is returned.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
-    from damlite.experiments import heatmap_table  # noqa: PLC0415
+    from damlite.sweeps.experiments import heatmap_table  # noqa: PLC0415
 
     vmax = 2 * np.sqrt(N) if vmax is None else vmax
     panels = [(n, v) for n in ns for v in variants]
@@ -689,7 +689,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
 def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None):
     """Where the good region sits (geometric centre of its cells) and its size against n, both networks.
 
-    ``rows`` come from :func:`damlite.experiments.summarize`. Both networks share one
+    ``rows`` come from :func:`damlite.sweeps.experiments.summarize`. Both networks share one
     temperature axis, 1/T': the original network's 1/T is drawn as N/T, the 1/T' at
     which the normalized network computes the same thing (the two are one network
     when 1/T' = N/T). Three panels at column width (7.2 in): 1/T' across the top (centre
@@ -746,7 +746,7 @@ _READING_COLORS = ("blue", "vermillion", "green", "orange", "purple", "sky")
 def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None):
     """The good region against n for both networks under several readings of the experiment.
 
-    ``readings`` maps a label to summary rows (:func:`damlite.experiments.summarize`,
+    ``readings`` maps a label to summary rows (:func:`damlite.sweeps.experiments.summarize`,
     one grid). Left: the centre of the good cells (line) and their range (bars, side by
     side where two series share an n, never blended) on one axis, 1/T': the original
     network's 1/T is drawn as N/T, the 1/T' at which the normalized network computes the
@@ -828,7 +828,7 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
 def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None, legend=True, color=None, label="original network"):
     """The original network's good region in convention B's 1/T (= (1/T_A)**n), against n.
 
-    ``rows`` are reading A's summary rows relabelled by :func:`damlite.claims.convention_b`;
+    ``rows`` are reading A's summary rows relabelled by :func:`damlite.paper.claims.convention_b`;
     the shaded band is a three-decade grid around the paper's 1e-2. Black by default, so
     that it is not taken for a reading A curve beside it; ``label`` names the curve in the
     legend. ``legend=True`` puts the legend below the axes (clear of the data);
@@ -856,7 +856,7 @@ def plot_convention_b(rows, *, band=(1e-3, 1.0), ax=None, legend=True, color=Non
 
 def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax=None):
     """Fraction of grid cells where float32 and float64 give the same mean distance (within ``tolerance``)."""
-    from damlite.experiments import heatmap_table  # noqa: PLC0415
+    from damlite.sweeps.experiments import heatmap_table  # noqa: PLC0415
 
     ax = _axes(ax, figsize=(6.4, 3.4))
     xs, agree, good = [], [], []
@@ -938,7 +938,7 @@ def plot_confusion(confusion, *, ax=None, title=None):
 
 def _f1_panel(ax, records, variant, n, grid, *, N, dtype):
     """One F1 heatmap (viridis, 0 to 1, best cell starred) on ``ax``; the mesh, or None when no results."""
-    from damlite.experiments import heatmap_table  # noqa: PLC0415
+    from damlite.sweeps.experiments import heatmap_table  # noqa: PLC0415
 
     table = heatmap_table(records, variant, n, grid, "f1", dtype=dtype, N=N)
     if table is None:

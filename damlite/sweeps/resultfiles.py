@@ -3,7 +3,7 @@
 A sweep's results live in ``<out_dir>/<task>-<profile>.jsonl``. Readers
 (:func:`read_results`, :func:`load_records`) never modify a file and count a
 line only when it is a complete, valid line of a block of the file's task and
-profile. The writer (:func:`damlite.experiments.run_sweep`) holds
+profile. The writer (:func:`damlite.sweeps.experiments.run_sweep`) holds
 an exclusive lock on ``<file>.lock`` for the whole sweep, repairs a cut-short
 last line and appends each block in one fsync'd write that a full disk takes
 back.

@@ -430,7 +430,7 @@ def underflow_table(N, overlaps, formats=FORMAT_NAMES, *, level="zero") -> Table
 # ------------------------------------------------------------- mpmath reference
 def _mp_interaction(interaction, n, epsilon):
     """F as a function of one mpf, from damlite's interaction name or instance."""
-    from .interactions import make_interaction  # noqa: PLC0415 (only for name and parameters)
+    from ..interactions import make_interaction  # noqa: PLC0415 (only for name and parameters)
 
     inter = make_interaction(interaction, n, epsilon)
     name = inter.name
@@ -579,8 +579,8 @@ def precision_study(ns, *, N=100, K=10, B=8, dtypes=("float32", "float64"),
     network's exact values are the original's times (1/N)**n, the adaptive
     ones the original's divided by ``(largest |argument|)**n``, per entry.
     """
-    from .interactions import make_interaction  # noqa: PLC0415
-    from .network import energy_difference  # noqa: PLC0415
+    from ..interactions import make_interaction  # noqa: PLC0415
+    from ..network import energy_difference  # noqa: PLC0415
 
     rng = np.random.default_rng(random_state)
     memories = np.clip(rng.normal(0.0, memory_std, size=(K, N)), -1.0, 1.0)
@@ -630,8 +630,8 @@ def underflow_study(ns, *, N=100, K=20, B=10, dtypes=("float32", "float16"), sca
     """
     import warnings  # noqa: PLC0415
 
-    from .backend import to_numpy  # noqa: PLC0415
-    from .model import DenseAssociativeMemory, NumericalUnderflowWarning  # noqa: PLC0415
+    from ..backend import to_numpy  # noqa: PLC0415
+    from ..model import DenseAssociativeMemory, NumericalUnderflowWarning  # noqa: PLC0415
 
     rng = np.random.default_rng(random_state)
     states = np.where(rng.random((B, N)) < 0.5, -1.0, 1.0)

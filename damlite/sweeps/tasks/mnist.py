@@ -1,6 +1,6 @@
 """The paper's MNIST sweep: classifiers over a 1/T x learning-rate grid, scored by validation F1.
 
-Registered with the sweep engine (:mod:`damlite.experiments`) as ``"mnist"``
+Registered with the sweep engine (:mod:`damlite.sweeps.experiments`) as ``"mnist"``
 with the profiles ``quick`` and ``smoke`` (the bundled digits, seconds),
 ``short`` (the paper's grid, 60 epochs) and ``full`` (the paper's 500 epochs).
 The classifiers themselves are in :mod:`damlite.classification`.
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..datasets import describe_source
+from ...datasets import describe_source
 
-from ..backend import get_backend, resolve_dtype
-from ..classification import evaluate_classifiers, train_classifiers
+from ...backend import get_backend, resolve_dtype
+from ...classification import evaluate_classifiers, train_classifiers
 from ..experiments import Block, register_task
-from ..interactions import make_interaction
-from ..network import DEFAULT_MEMORY_BUDGET
+from ...interactions import make_interaction
+from ...network import DEFAULT_MEMORY_BUDGET
 
 __all__ = ["MNIST_TASK", "MNIST_GRIDS", "mnist_block", "run_mnist_block"]
 
@@ -64,7 +64,7 @@ def mnist_block(variant, n, grid="paper", *, repeats=1, dtype="float64", grids=N
 
 
 def _mnist_data(o):
-    from ..datasets import load_mnist  # noqa: PLC0415
+    from ...datasets import load_mnist  # noqa: PLC0415
 
     data = load_mnist(source=o["data"], validation_size=o["validation_size"], dtype="float64")
     n_train = o.get("n_train")

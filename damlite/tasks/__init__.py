@@ -1,8 +1,0 @@
-"""The experiments that run on the sweep engine, one module each; each registers itself.
-
-* :mod:`damlite.tasks.autoassociative`: the paper's random-pattern recall task;
-* :mod:`damlite.tasks.mnist`: the paper's MNIST hyperparameter sweep;
-* :mod:`damlite.tasks.krotov`: Krotov & Hopfield's MNIST run (not a sweep).
-
-:func:`damlite.blocks.get_task` imports the first two on demand.
-"""
