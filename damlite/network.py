@@ -266,14 +266,27 @@ def _gather_columns(x, flat_index, G, N):
 
 
 def _order_drawer(random_state, G, N):
-    """A function returning the next sweep's neuron orders (G, N): one seed, or one seed per network."""
+    """Draw each sweep's neuron orders (G, N) from one seed, a Generator, or one seed per network.
+
+    Returns ``(draw, skip)``: ``draw()`` gives the next sweep's orders and ``skip(k)`` moves a
+    caller's Generator past ``k`` sweeps' draws without sorting them. The fused CPU kernels
+    draw every sweep's orders up front; a loop that stops early at convergence calls ``skip``
+    for the sweeps it did not run, so a shared Generator ends in the same state on every path
+    (the next patterns a caller draws from it are the same on NumPy, numba and CuPy).
+    """
     if isinstance(random_state, (list, tuple, np.ndarray)):  # one seed per network
         if len(random_state) != G:
             raise ValueError(f"random_state must be one seed or {G} seeds (one per network), got {len(random_state)}")
         rngs = [np.random.default_rng(seed) for seed in random_state]
-        return lambda: np.stack([np.argsort(r.random(N)) for r in rngs])
+        return (lambda: np.stack([np.argsort(r.random(N)) for r in rngs])), (lambda k: None)
     rng = np.random.default_rng(random_state)
-    return lambda: np.argsort(rng.random((G, N)), axis=1)
+
+    def skip(k):
+        if isinstance(random_state, np.random.Generator):  # the caller's: it sees where we leave it
+            for _ in range(k):
+                rng.random((G, N))
+
+    return (lambda: np.argsort(rng.random((G, N)), axis=1)), skip
 
 
 def relax(
@@ -313,7 +326,7 @@ def relax(
         raise ValueError(f"mode must be 'async' or 'sync', got {mode!r}")
     if isinstance(zero_sign, bool) or zero_sign not in (1, -1, "keep"):
         raise ValueError(f"zero_sign must be 1, -1 or 'keep', got {zero_sign!r}")
-    draw_orders = _order_drawer(random_state, G, N)
+    draw_orders, skip_orders = _order_drawer(random_state, G, N)
     scale_arr = per_network_scalar(scale, xp, G, memories.dtype, device=device)
     # +-1 states (the usual case): keep a*d and F(a d) per memory; neuron t's other
     # argument is a d - 2 a zeta_t xi_t, and when the neuron flips that becomes the new
@@ -328,7 +341,7 @@ def relax(
                                               zero_sign, max_sweeps)
         if out is not None:  # None: the kernels failed (warned once); the NumPy loop below
             return out
-        draw_orders = _order_drawer(random_state, G, N)  # the same orders again
+        draw_orders, skip_orders = iter(np.moveaxis(orders, 1, 0)).__next__, (lambda k: None)  # the same orders
     sweeps = 0
     with quiet_numpy():
         for sweeps in range(1, max_sweeps + 1):
@@ -391,6 +404,8 @@ def relax(
             converged = ~changed
             if not bool(xp.any(changed)):
                 break
+    if mode == "async":
+        skip_orders(max_sweeps - sweeps)
     return states, converged, sweeps, finite
 
 
