@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Krotov & Hopfield's MNIST configuration on the CPU: an epoch against its matrix products and the peers.
 
-    python bench/cpu_epoch.py --threads 1,2 --out bench/results/cpu-epoch-<date>.json   # the issue-20 record
+    python bench/cpu_epoch.py --threads 1,2 --out bench/results/cpu-epoch-<date>.json   # the README's record
     python bench/cpu_epoch.py --threads 1 --rounds 1 --epochs 1 --no-peers             # a smoke run
     python bench/cpu_epoch.py --readme bench/results/cpu-epoch-<date>.json             # README table from a record
 
@@ -16,8 +16,9 @@ hits every contender of its round alike; medians over rounds), on all 60 000 dig
   normalized (the same network at the equivalent temperature); float64 through the
   NumPy path (``DAMLITE_CPU_KERNELS=numpy``, the reference); float64 original with its
   minibatches gathered from the float64 rows (``full_rows``: the 1-byte codes of
-  :func:`damlite.kernels.cpu_kernels.palette` off, to show what they save; in session 11's records a fit on one
-  thread used the rows, so there the two were the same code, a check on the noise). The per-epoch cost is
+  :func:`damlite.kernels.cpu_kernels.palette` off, to show what they save; in the records made between commits
+  55280ad and b376a13 (2026-11-27) a fit on one thread used the rows, so there the two were
+  the same code, a check on the noise). The per-epoch cost is
   (fit of 1 + E epochs - fit of 1 epoch) / E, so setup is excluded; ``setup`` is what
   remains of the one-epoch fit. Each round starts with an untimed one-epoch fit, so that
   the first contender's fits do not pay for what the previous round's peers evicted. Test accuracy after the 1 + E epochs of the last round.
@@ -56,10 +57,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
-#: Session 7's multi-core setting (bench/README.md): OpenBLAS's idle threads sleep at once (they
-#: busy-wait 2**28 cycles by default), numba's parallel regions run on GNU OpenMP with its idle
-#: threads asleep. Since session 8 a fit runs its kernels and products on one pool of threads;
-#: ``--tuned`` checks that the setting no longer matters.
+#: The multi-core setting of 2026-11-27 (commit 44b455a, bench/README.md): OpenBLAS's idle
+#: threads sleep at once (they busy-wait 2**28 cycles by default), numba's parallel regions run on
+#: GNU OpenMP with its idle threads asleep. Since commit 3de1824 (2026-11-27) a fit runs its kernels
+#: and products on one pool of threads; ``--tuned`` checks that the setting no longer matters.
 TUNED = {"OPENBLAS_THREAD_TIMEOUT": "4", "OMP_WAIT_POLICY": "PASSIVE", "NUMBA_THREADING_LAYER": "omp"}
 KROTOV = dict(K=100, n=20, m=30, T=540.0, lr=4e-2, decay=0.998, momentum=0.6, batch=1000, mean=-0.3, std=0.3)
 

@@ -211,7 +211,7 @@ def test_adaptive_relaxation_in_float32_at_n_1000():
         dam = damlite.DenseAssociativeMemory(K, interaction="polynomial", n=n, dtype=dtype, scaling=scaling,
                                              backend="numpy")
         dam.memories_ = memories
-        if scaling == "fixed":  # every Delta is 0 by underflow: relax says so (issue 12: never silent)
+        if scaling == "fixed":  # every Delta is 0 by underflow: relax says so (never silent; commit 33fbdf0)
             with pytest.warns(damlite.NumericalUnderflowWarning, match="sign"):
                 out = dam.relax(states, random_state=0)
         else:

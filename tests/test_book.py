@@ -280,7 +280,7 @@ def test_workflow_builds_strictly_and_checks_the_site():
     assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
 
 
-# --- every page clean (issue 11) -------------------------------------------------------
+# --- every page clean (2026-11-26, commit 1d3a848) ---------------------------------------
 
 NOTEBOOKS = [e for e in NOTEBOOK_ENTRIES]
 
@@ -390,7 +390,7 @@ def test_reference_list_is_author_year_and_in_reading_order():
     assert "McAlister et al. 2024" in labels and all(label[-4:].isdigit() for label in labels)
 
 
-# --- a textbook's scaffolding (issue 18) -------------------------------------------------
+# --- a textbook's scaffolding (2026-11-26, commit adc28cc) ---------------------------------
 # Every chapter passes these checks strictly. A chapter whose scaffolding is still being
 # written can be listed here (entry -> reason) to make them expected failures, not skips.
 PENDING: dict[str, str] = {}

@@ -1,5 +1,5 @@
-"""Issue 17: what a student meets doing coursework with damlite (frozen training warns, recall and
-classification are both first-class, validation names the mistake, metrics, repr, docs and packaging)."""
+"""What a student meets doing coursework with damlite (2026-11-26, commit 097fe75): frozen training warns,
+recall and classification are both first-class, validation names the mistake, metrics, repr, docs and packaging."""
 import inspect
 import re
 import warnings
@@ -30,7 +30,7 @@ def _digits(n=300):
 
 # ------------------------------------------------------------------ frozen training warns
 def test_original_network_at_the_normalized_scale_warns():
-    """The issue's case: original network at T = 0.5, loss 1048 -> 1048."""
+    """The reported case: original network at T = 0.5, loss 1048 -> 1048."""
     dam = DenseAssociativeMemory(variant="original", temperature=0.5, epochs=5, backend="numpy", random_state=0)
     with pytest.warns(ConvergenceWarning, match=r"loss never moved.*T = N T'.*temperature=None"):
         dam.fit(_patterns())
@@ -38,7 +38,7 @@ def test_original_network_at_the_normalized_scale_warns():
 
 
 def test_original_classifier_at_the_normalized_scale_warns():
-    """The issue's MNIST case: original network at T = 0.5, loss frozen and test accuracy at chance."""
+    """The reported MNIST case: original network at T = 0.5, loss frozen and test accuracy at chance."""
     X, y, Xt, yt = _digits()
     clf = DenseAssociativeMemory(20, interaction="rectified_polynomial", n=20, error_exponent=30, variant="original",
                                  temperature=0.5, epochs=3, batch_size=100, backend="numpy", random_state=0)
@@ -48,7 +48,7 @@ def test_original_classifier_at_the_normalized_scale_warns():
 
 
 def test_normalized_network_at_huge_n_warns():
-    """The issue's case: normalized n = 300, loss 1000 -> 1000, stored patterns not even fixed points."""
+    """The reported case: normalized n = 300, loss 1000 -> 1000, stored patterns not even fixed points."""
     P = _patterns()
     dam = DenseAssociativeMemory(n=300, epochs=5, backend="numpy", random_state=0)
     with pytest.warns(ConvergenceWarning, match=r"loss never moved.*n=300.*Lower the temperature or n"):

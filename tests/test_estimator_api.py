@@ -1,5 +1,5 @@
-"""Issue 17: the estimator's API as a student meets it (constructor parameters, defaults that cannot fail
-silently, deprecated fit keywords)."""
+"""The estimator's API as a student meets it (2026-11-26, commit b3fd1ca): constructor parameters, defaults
+that cannot fail silently, deprecated fit keywords."""
 import inspect
 import warnings
 
@@ -79,7 +79,7 @@ def test_default_temperature_is_the_equivalent_pair():
 
 @pytest.mark.parametrize("n", [2, 10, 30])
 def test_original_network_with_defaults_recalls_as_well_as_the_normalized(n):
-    """The issue's first student task: recall of random patterns in both networks, default settings.
+    """The first student task: recall of random patterns in both networks, default settings.
 
     Before, the original network kept T = 0.5 (the normalized network's scale): at n = 2 it recalled
     0.697 of the bits from probes with 0.845 right."""

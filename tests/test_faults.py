@@ -1,4 +1,4 @@
-"""Issue 21: interrupts and faults lose no finished work, and every message is one true line.
+"""Interrupts and faults lose no finished work, and every message is one true line (2026-11-26, commit 4031b94).
 
 Each test failed before the fix it names. The signal tests run a toy task on the real engine and
 CLI (`TOY`, below): blocks that sleep, fail or allocate as told, and leave a marker file when they

@@ -1,4 +1,4 @@
-"""Issue 12: results never lost, estimators that behave like scikit-learn's, clear errors.
+"""Results never lost, estimators that behave like scikit-learn's, clear errors (2026-11-26, commit 8662b26).
 
 Each test here failed before the fix it names (the "must fix" items first).
 """
@@ -451,7 +451,7 @@ def test_the_engine_imports_no_task():
     assert out.stdout.strip() == "False"
 
 
-# ---------------------------------------------------- issue 9: defaults that work
+# ---------------------------------------------------- defaults that work (2026-11-26, commit aa8b3ea)
 @pytest.mark.parametrize("n", [10, 20, 30])
 def test_defaults_store_the_papers_task(n):
     """The estimator's defaults on the paper's autoassociative task keep >= 99 % of bits.

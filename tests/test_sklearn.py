@@ -1,4 +1,5 @@
-"""Issue 17: scikit-learn accepts the estimator (scikit-learn is optional at run time, in the [dev] extra)."""
+"""scikit-learn accepts the estimator (2026-11-26, commit 097fe75; scikit-learn is optional at run time, in the
+[dev] extra)."""
 import numpy as np
 import pytest
 

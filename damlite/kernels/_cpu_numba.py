@@ -57,9 +57,9 @@ def _wide_vectors(typingctx, arr):
     per-function ``"prefer-vector-width"="512"`` attribute; numba offers no option for it, so this
     adds the attribute to the function being lowered. It is a hint: a CPU without AVX-512 ignores it,
     and if llvmlite's attribute set ever refuses it, nothing is added (tests/test_cpu_kernels.py checks that
-    it arrives). Measured on a 2-core AVX-512 Xeon (bench/README.md, session 10): the float64 loss kernel's
-    passes over K = 100 memories 1.24-1.57x faster; float32 with K = 100 slower (its 16-lane loop leaves a
-    long remainder), so float32 keeps 256 bits.
+    it arrives). Measured on a 2-core AVX-512 Xeon (bench/README.md; 2026-11-27, commit e24b5ae): the float64
+    loss kernel's passes over K = 100 memories 1.24-1.57x faster; float32 with K = 100 slower (its 16-lane loop
+    leaves a long remainder), so float32 keeps 256 bits.
     """
     def codegen(context, builder, sig, args):
         if str(sig.args[0].dtype) in WIDE_DTYPES:

@@ -266,7 +266,7 @@ def ledger_markdown(graded, *, headers=None, links=None, full_claims=True):
 
 
 # --------------------------------------------------------------------------------------
-# The scorecard's grading rules (issue 16), stated once. `damlite.paper.scorecard` applies them
+# The scorecard's grading rules (2026-11-26, commit fab6d78), stated once. `damlite.paper.scorecard` applies them
 # to every claim of the paper; the functions below are the rules, nothing else.
 # --------------------------------------------------------------------------------------
 

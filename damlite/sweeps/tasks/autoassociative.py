@@ -4,8 +4,8 @@ Registered with the sweep engine (:mod:`damlite.sweeps.experiments`) as
 ``"autoassociative"`` with the profiles ``quick`` (minutes on a laptop CPU),
 ``full`` (the paper's grids: 55 blocks), ``leak`` (both networks under Krotov's
 convention with the leaky F that the paper author's code used: chapter 6's
-decisive experiment), ``censored`` (grids continued where issue 32's verdicts
-are censored, and K = P at N = 250) and ``smoke`` (seconds, for tests); the
+decisive experiment), ``censored`` (grids continued where the scorecard's verdicts
+of 2026-11-27 were censored, and K = P at N = 250) and ``smoke`` (seconds, for tests); the
 others are listed in ``book/results/autoassociative/README.md``.
 """
 from __future__ import annotations
@@ -252,7 +252,7 @@ def _aa_fine250():
 
 
 def _aa_scorecard():
-    """The paper's untested side claims (issue 16), CPU-sized, most decisive blocks first.
+    """The paper's untested side claims (2026-11-26, commit 129bd78), CPU-sized, most decisive blocks first.
 
     Coarse grid, 3 repeats; repeats 0-2 see the same patterns and initial memories as the
     full profile's control (common random numbers), so each block is compared with the
@@ -299,7 +299,7 @@ def extend_down(grid, low):
     return tuple(float(f"{its[0] * 10 ** (-step * i):.6g}") for i in range(k, 0, -1)) + tuple(its), tuple(lrs)
 
 
-#: Where the coarse grid is continued down to (issue 32), in each network's own 1/T: the good region
+#: Where the coarse grid is continued down to (2026-11-27, commit c8372fb), in each network's own 1/T: the good region
 #: there is a plateau (for a small beta_out the normalised step does not depend on 1/T) that ends where
 #: the optimiser's step floor (1e-30, as in Krotov's and the author's code) stops training; measured on
 #: repeat 0 before the runs: original n = 3 from 1/T ~ 1e-12, n = 5 from ~1e-7 (all three Fs), normalized
@@ -308,7 +308,7 @@ CENSORED_LOWS = {("original", 3): 1e-13, ("original", 5): 1e-9, ("normalized", 1
 
 
 def _aa_censored():
-    """Issue 32: blocks that settle verdicts the scorecard could only call censored, most decisive first.
+    """Blocks that settle verdicts the scorecard could only call censored (2026-11-27), most decisive first.
 
     (a) the original at n = 3 and 5 on the coarse grid continued below 1/T = 1e-3 at its spacing (a
     third of a decade) until training stops (:data:`CENSORED_LOWS`), under reading A (homogeneous F),

@@ -186,7 +186,7 @@ SEEDS_SEED = 20261126
 
 
 def _mnist_seeds():
-    """A second seed for the short profile's n = 5 and 2 cells of both networks (issue 16): the
+    """A second seed for the short profile's n = 5 and 2 cells of both networks (2026-11-26, commit 129bd78): the
     seed-to-seed spread of F1 against which the two networks' differences are read. The three
     1/T where anything learns (0.316, 1, 3.16) x the two best learning rates (0.03, 0.1), 60
     epochs, fresh initial memories and minibatch order. CPU-sized: four blocks of about 10 min."""
