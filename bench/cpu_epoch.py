@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """Krotov & Hopfield's MNIST configuration on the CPU: an epoch against its matrix products and the peers.
 
-    python bench/cpu_epoch.py --threads 1,2 --out bench/results/cpu-epoch-<date>.json   # the README's record
+    python bench/cpu_epoch.py --threads 1,2 --out bench/results/cpu-epoch-<date>-<commit>.json  # a record
     python bench/cpu_epoch.py --threads 1 --rounds 1 --epochs 1 --no-peers             # a smoke run
-    python bench/cpu_epoch.py --readme bench/results/cpu-epoch-<date>.json             # README table from a record
+    python bench/cpu_epoch.py --readme bench/results/cpu-epoch-<date>-<commit>.json  # README table from a record
 
 For each thread count a fresh process (BLAS, numba and torch threads set through
 OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and NUMBA_NUM_THREADS before
@@ -48,6 +48,7 @@ import inspect
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -57,7 +58,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
-#: The multi-core setting of 2026-11-27 (commit 44b455a, bench/README.md): OpenBLAS's idle
+#: The multi-core setting of 2026-11-27 (commit e218769, bench/HISTORY.md): OpenBLAS's idle
 #: threads sleep at once (they busy-wait 2**28 cycles by default), numba's parallel regions run on
 #: GNU OpenMP with its idle threads asleep. Since commit 3de1824 (2026-11-27) a fit runs its kernels
 #: and products on one pool of threads; ``--tuned`` checks that the setting no longer matters.
@@ -454,8 +455,9 @@ def _verdict(name, run, target, higher_is_better=False):
             f"{max(rounds):.2f}; {k} of {len(rounds)} rounds {sign} {target}); target {sign} {target}: {verdict}")
 
 
-def table(result):
-    """Markdown: one table per thread count (seconds per epoch, ratio, accuracy), then the targets' verdicts."""
+def table(result, source=None):
+    """Markdown: one table per thread count (seconds per epoch, ratio, accuracy), then the targets' verdicts;
+    the last line names the record (``source``, its path), its commit, date and machine, and its command."""
     lines = []
     for run in result["runs"]:
         t, med, ratios, acc = run["threads"], run["median_seconds_per_epoch"], run["ratios"], run["accuracy"]
@@ -498,8 +500,10 @@ def table(result):
             lines += [f"Inside one epoch ({label}, an instrumented fit outside the rounds; {where}): "
                       f"fit {per['fit']:.3f} s, products {per.get('products', 0):.3f} s, kernels: {kernels} s, "
                       f"the rest {per['rest']:.3f} s.", ""]
-    lines.append(f"Record: {result.get('command', 'bench/cpu_epoch.py')}, {result['date']}, "
-                 f"{result['machine']['processor']} ({result['machine']['cpu_count']} cores).")
+    command = re.sub(r" --out \S+", "", result.get("command", "python bench/cpu_epoch.py"))
+    where = f"`{source}`, commit {result['commit'][:7]}, " if source and result.get("commit") else ""
+    lines.append(f"Record: {where}{result['date']}, {result['machine']['processor']} "
+                 f"({result['machine']['cpu_count']} cores); made by `{command}`.")
     return "\n".join(lines)
 
 
@@ -509,7 +513,9 @@ def write_readme(path_json, readme=HERE / "README.md"):
         raise SystemExit(f"{readme} has no {BEGIN} ... {END} block")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    body = table(json.loads(Path(path_json).read_text()))
+    path = Path(path_json).resolve()
+    source = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    body = table(json.loads(path.read_text()), source)
     readme.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
     print(f"wrote the table of {path_json} into {readme}")
 
@@ -525,7 +531,7 @@ def main(argv=None):
                         "busy-wait 2**T cycles after a product, on the cores the numba kernels then use; 4 is the least)")
     p.add_argument("--tuned", action="store_true",
                    help="also run each thread count > 1 with " + " ".join(f"{k}={v}" for k, v in TUNED.items())
-                        + " (see bench/README.md)")
+                        + " (see bench/HISTORY.md)")
     p.add_argument("--author-repo", default=os.environ.get("DAMLITE_AUTHOR_REPO"),
                    help="a checkout of hmcalister/Hopfield-Network-PyTorch (its package is imported from there)")
     p.add_argument("--readme", metavar="JSON", help="write the README's table from this record, then stop")

@@ -19,7 +19,8 @@ Each round runs every contender once (round robin); the medians of process CPU t
 over ``--repeats`` rounds are compared (on more threads it adds the threads up: the wall
 time is recorded beside it). One thread unless OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and
 NUMBA_NUM_THREADS are set (the record holds them). Results:
-``bench/results/cpu-kernels-<date>.json`` (or ``--out``).
+``bench/results/cpu-kernels-<date>.json`` (or ``--out``; a committed record is named
+``cpu-kernels-<date>-<commit>.json``).
 """
 from __future__ import annotations
 

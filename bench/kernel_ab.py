@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Whole MNIST fits with the numba kernels of two (or more) git revisions, interleaved in one process.
 
-    python bench/kernel_ab.py 7307065~1 HEAD --threads 1 --rounds 3 --out bench/results/kernel-ab-<date>.json
+    python bench/kernel_ab.py 7307065~1 HEAD --threads 1 --rounds 3 --out bench/results/kernel-ab-<date>-<commit>.json
 
 ``damlite/kernels/_cpu_numba.py`` of each revision is loaded as its own module; everything else
 (the estimator, the wrapper, the data) is the working tree's. Each round fits, for each

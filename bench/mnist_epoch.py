@@ -5,12 +5,13 @@ n=20, m=30, T=540, lr 4e-2 x 0.998/epoch, momentum 0.6, minibatch 1000, memories
 ~ N(-0.3, 0.3), all entries clipped) trained on all 60 000 training digits,
 test accuracy after every epoch. Writes the per-epoch record with provenance
 (default book/results/mnist/krotov_<variant>[_<backend>].json) and a summary
-to bench/mnist_epoch_<backend>.json (median seconds per epoch, accuracy reached).
+to bench/results/mnist-epoch-<backend>-<variant>-<date>.json (median seconds per epoch, accuracy reached).
 
     python bench/mnist_epoch.py --epochs 25                       # this CPU
     DAMLITE_BACKEND=cupy python bench/mnist_epoch.py --epochs 300 # a GPU
 """
 import argparse
+import datetime as dt
 import json
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=None, help="MNIST IDX files (default: $DAMLITE_DATA_DIR, ../shared)")
     parser.add_argument("--out", default=None, help="per-epoch record (JSON)")
-    parser.add_argument("--summary", default=None, help="summary (JSON) in bench/")
+    parser.add_argument("--summary", default=None, help="summary (JSON) in bench/results/")
     args = parser.parse_args(argv)
 
     import damlite
@@ -44,7 +45,8 @@ def main(argv=None):
     data = load_mnist(source="full", data_dir=data_dir, validation_size=0, dtype="float64")
     suffix = "" if info.name == "numpy" else f"_{info.name}"
     out = Path(args.out or REPO / "book" / "results" / "mnist" / f"krotov_{args.variant}{suffix}.json")
-    summary = Path(args.summary or REPO / "bench" / f"mnist_epoch_{info.name}_{args.variant}.json")
+    summary = Path(args.summary or REPO / "bench" / "results"
+                   / f"mnist-epoch-{info.name}-{args.variant}-{dt.date.today().isoformat()}.json")
 
     def report(epoch, acc, sec):
         print(f"epoch {epoch:4d}  test accuracy {acc:.4f}  {sec:.2f} s", flush=True)

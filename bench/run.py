@@ -407,7 +407,7 @@ def bench_grid(b, cfg):
     # Agreement after ONE epoch: later epochs amplify rounding differences (the max-abs
     # normalised step turns a ~1e-15 gradient difference into a full step), and on a GPU the
     # batched and single products sum in different orders: 1e-14 after 1 epoch, O(1) after 20
-    # (bench/results/gpu-h200-grid-batched-vs-single.txt). On NumPy they stay bitwise equal.
+    # (bench/results/gpu-h200-2026-11-26-cc63737/grid-batched-vs-single.txt). On NumPy they stay bitwise equal.
     kw_one = dict(kw, epochs=1)
     first = train_memories(mem_x, pat_x, pat_x, F, beta_in=b_in, learning_rate=lr, **kw_one).memories
     first_single = np.stack([to_numpy(train_memories(mem_x[g:g + 1], pat_x, pat_x, F, beta_in=float(b_in[g]),

@@ -5,10 +5,10 @@ normalized network) twice: as ONE batched block of G networks
 (damlite.sweeps.tasks.autoassociative.run_autoassociative_block), and as G blocks of one network
 each, the way a plain loop over hyperparameters would. Train + relax, same
 settings; medians over --runs repeats, all in one process on one machine.
-Writes a JSON result next to this file (or --out).
+Writes a JSON result to bench/results/sweep-batched-vs-single-<date>.json (or --out).
 
     python bench/sweep_batched_vs_single.py                      # this machine, NumPy
-    DAMLITE_BACKEND=cupy python bench/sweep_batched_vs_single.py --out bench/sweep_batched_vs_single_gpu.json
+    DAMLITE_BACKEND=cupy python bench/sweep_batched_vs_single.py --out bench/results/sweep-batched-vs-single-gpu.json
 """
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def main(argv=None):
     p.add_argument("--N", type=int, default=100, help="pattern dimension")
     p.add_argument("--patterns", type=int, default=20)
     p.add_argument("--memories", type=int, default=100, help="K")
-    p.add_argument("--out", default=str(Path(__file__).with_name("sweep_batched_vs_single.json")))
+    p.add_argument("--out", default=str(Path(__file__).parent / "results"
+                                        / f"sweep-batched-vs-single-{time.strftime('%Y-%m-%d')}.json"))
     p.add_argument("--record-sweeps", nargs="*", default=[], metavar="JSONL",
                    help="only record the wall times of these sweep result files (blocks run with NumPy) into --out")
     args = p.parse_args(argv)

@@ -57,7 +57,7 @@ def _wide_vectors(typingctx, arr):
     per-function ``"prefer-vector-width"="512"`` attribute; numba offers no option for it, so this
     adds the attribute to the function being lowered. It is a hint: a CPU without AVX-512 ignores it,
     and if llvmlite's attribute set ever refuses it, nothing is added (tests/test_cpu_kernels.py checks that
-    it arrives). Measured on a 2-core AVX-512 Xeon (bench/README.md; 2026-11-27, commit e24b5ae): the float64
+    it arrives). Measured on a 2-core AVX-512 Xeon (bench/HISTORY.md; 2026-11-27, commit e24b5ae): the float64
     loss kernel's passes over K = 100 memories 1.24-1.57x faster; float32 with K = 100 slower (its 16-lane loop
     leaves a long remainder), so float32 keeps 256 bits.
     """
@@ -340,7 +340,7 @@ def _tanh(v):
     rounds to 1 there); NaN stays NaN, -0.0 stays -0.0. Measured against mpmath (tests/test_cpu_kernels.py):
     within 1.3 units in the last place (the C library's tanh: 2.1), and ~3.7 ns a value in a loop
     against the C library's 20-28 ns per call, which also keeps a loop out of the vector lanes (a
-    Krotov-config epoch: 0.02 s less, bench/README.md). Compiled without fastmath flags, and called (not inlined by
+    Krotov-config epoch: 0.02 s less, bench/HISTORY.md). Compiled without fastmath flags, and called (not inlined by
     numba), so that the caller's ``reassoc`` cannot regroup these sums (LLVM keeps each instruction's flags).
     """
     x = np.float64(v)

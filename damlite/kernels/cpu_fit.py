@@ -89,7 +89,7 @@ class CpuFit:
         work = self.batch * G * K * (N + M)  # ~ the products' and the loss kernel's operations per minibatch
         self.threads = cpu_kernels.threads_for(work, G * K) if cpu_kernels._blas_controller() else 1
         # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
-        # probes (cpu_kernels.palette, ~0.07 s of setup for MNIST). Measured (bench/README.md; 2026-11-27, commits
+        # probes (cpu_kernels.palette, ~0.07 s of setup for MNIST). Measured (bench/HISTORY.md; 2026-11-27, commits
         # 55280ad and b376a13): the gather 0.051 -> 0.039 s per epoch on 1 thread (whole epochs 2.6 % faster, 11
         # alternating rounds), on 2 threads 3-12 % faster epochs in two records and no gain in two A/Bs. float32
         # keeps its rows: a float32 row copies as fast as its codes look up (0.031 against 0.035 s per epoch on 1
