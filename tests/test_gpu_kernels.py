@@ -45,23 +45,36 @@ SIMULATED = textwrap.dedent("""
     from damlite.interactions import make_interaction
     from damlite.network import loss_and_gradient
     out = {}
-    mem, X, T, cols = _problem()
+
+    def compare(key, problem, F, m, gradient, setting="auto"):
+        mem, X, T, cols = problem
+        args = (mem, X, T, F, np.array([0.3, 0.7]), np.array([1.0, 0.5]))
+        opts = dict(error_exponent=m, neurons=cols, gradient=gradient)
+        os.environ["DAMLITE_GPU_KERNELS"] = "reference"
+        ref = loss_and_gradient(*args, **opts)
+        os.environ["DAMLITE_GPU_KERNELS"] = setting
+        got = loss_and_gradient(*args, **opts)
+        M = cols.stop - cols.start
+        out[key] = {"loss": float(np.max(np.abs(got[0] - ref[0]) / np.maximum(np.abs(ref[0]), 1e-300))),
+                    "finite": bool(np.array_equal(got[2], ref[2])), "row_wise": gpu_kernels.row_wise(M)}
+        if gradient:
+            scale = max(float(np.max(np.abs(ref[1]))), 1e-300)
+            out[key]["grad"] = float(np.max(np.abs(got[1] - ref[1])) / scale)
+
+    # 55 rows (two row chunks) where the gradient's m = 30 and for the three-pass kernels; 12 rows elsewhere
+    # (the row-wise outputs simulate a warp of 32 threads per row)
+    small, tiny = _problem(), _problem(B=12)
     for name, n, kw in CASES:
         F = make_interaction(name, n, **kw)
         for m in (1, 30):
             for gradient in (True, False):
-                args = (mem, X, T, F, np.array([0.3, 0.7]), np.array([1.0, 0.5]))
-                opts = dict(error_exponent=m, neurons=cols, gradient=gradient)
-                os.environ["DAMLITE_GPU_KERNELS"] = "reference"
-                ref = loss_and_gradient(*args, **opts)
-                os.environ["DAMLITE_GPU_KERNELS"] = "auto"
-                got = loss_and_gradient(*args, **opts)
-                key = f"{name}|m={m}|grad={gradient}"
-                out[key] = {"loss": float(np.max(np.abs(got[0] - ref[0]) / np.maximum(np.abs(ref[0]), 1e-300))),
-                            "finite": bool(np.array_equal(got[2], ref[2]))}
-                if gradient:
-                    scale = max(float(np.max(np.abs(ref[1]))), 1e-300)
-                    out[key]["grad"] = float(np.max(np.abs(got[1] - ref[1])) / scale)
+                compare(f"{name}|m={m}|grad={gradient}", small if m == 30 and gradient else tiny, F, m, gradient)
+        compare(f"{name}|m=30|grad=True|threepass", small, F, 30, True, "threepass")
+    F = make_interaction("rectified_polynomial", 4)
+    # 40 memories: the lanes of a row's warp take two of them or one; M = 10 (MNIST's), and one more
+    # than the row-wise kernels take (the three-pass kernels then run)
+    compare("lanes|M=10", _problem(B=9, K=40, D=3, M=10, seed=5), F, 3, True)
+    compare("lanes|M=17", _problem(B=4, K=36, D=3, M=17, seed=5), F, 3, True)
     out["status"] = gpu_kernels.status()
     print(json.dumps(out))
 """)
@@ -77,15 +90,17 @@ def simulated():
 
 
 def test_simulated_kernels_ran(simulated):
-    assert simulated.pop("status").startswith("numba-cuda fused kernels")
+    assert simulated["status"].startswith("numba-cuda fused kernels")
 
 
-@pytest.mark.parametrize("name", [c[0] for c in CASES])
+@pytest.mark.parametrize("name", [c[0] for c in CASES] + ["lanes"])
 def test_simulated_kernels_match_reference(simulated, name):
+    """The row-wise kernels (and, once per interaction, the three-pass ones) against the reference path."""
     rows = {k: v for k, v in simulated.items() if k.startswith(name + "|")}
-    assert len(rows) == 4
+    assert len(rows) == (2 if name == "lanes" else 5)
     for key, row in rows.items():
         assert row["finite"], key
+        assert row["row_wise"] == ("threepass" not in key and "M=17" not in key), (key, row)
         assert row["loss"] <= 1e-12, (key, row)
         if "grad" in row:
             assert row["grad"] <= 1e-12, (key, row)
@@ -93,7 +108,7 @@ def test_simulated_kernels_match_reference(simulated, name):
 
 def test_unknown_setting_is_refused(monkeypatch):
     monkeypatch.setenv("DAMLITE_GPU_KERNELS", "fast")
-    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, minibatch, reference"):
+    with pytest.raises(ValueError, match="DAMLITE_GPU_KERNELS must be one of auto, minibatch, threepass, reference"):
         gpu_kernels.mode()
 
 
@@ -141,10 +156,13 @@ class _Launcher:
 
 
 class _BrokenKernels:
-    ROW_THREADS = 16
+    ROW_THREADS, ROW_WARPS, MAX_COLUMNS = 16, 4, 16
 
     def __getattr__(self, name):
         return _Launcher(name)
+
+    def row_wise_kernels(self, *key):
+        return _Launcher("outputs"), _Launcher("gradient_parts")
 
 
 def test_a_failing_whole_epoch_path_restores_the_epoch_and_falls_back_to_minibatches(monkeypatch):
@@ -201,8 +219,10 @@ def _ptx_compiler(cc):
         pytest.skip("this numba.cuda compiles device functions differently")
 
     def compile_ptx(name, sig):
+        """``name``: a kernel of the module, or ``(row-wise kernel index, numba dtype)``."""
+        kernel = getattr(k, name) if isinstance(name, str) else k.row_wise_kernels(1, 10, 10, name[1])[name[0]]
         try:
-            return cuda.compile_ptx(getattr(k, name).py_func, sig, cc=cc)[0]
+            return cuda.compile_ptx(kernel.py_func, sig, cc=cc)[0]
         except Exception as exc:  # noqa: BLE001
             if "NVVM" in type(exc).__name__ + str(exc) or "CudaSupportError" in type(exc).__name__:
                 pytest.skip(f"no NVVM here: {type(exc).__name__}")
@@ -225,13 +245,16 @@ def _kernel_signatures(T, dt):
         return T.Array(of, nd, "A")
 
     return {
-        "gather": (v(2), v(2), v(1, i64), i64, v(2), v(2), v(1, i8)),
+        "gather": (v(2), v(2), v(1, i64), i64, v(2), v(2), v(1, i8), v(3), v(3)),
         "outputs": (v(3), v(3), v(3), v(3), v(1), v(1), i64, i64, f64, i64, v(3), v(3)),
         "rows": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, v(3)),
         "columns": (v(3), v(3), v(3), v(3), v(1), i64, i64, f64, i64, v(4)),
         "finish": (v(3), v(4), v(1, i64), v(1), v(3), v(1), v(1, i8)),
         "step": (v(3), v(3), v(3), v(1), v(1, i8), v(1, i8), v(1), dt, dt, T.boolean, v(1, i8), v(2), v(1),
                  v(1, i8)),
+        # the row-wise kernels (rectified x**10, M = 10: MNIST's), compiled for ``dt``
+        (0, dt): (v(3), v(3), v(3), v(3), v(1), v(1), f64, i64, v(3), v(3)),
+        (1, dt): (v(3), v(3), v(3), v(3), v(1), f64, i64, v(3), v(4)),
     }
 
 
@@ -245,16 +268,27 @@ def test_kernels_compile_to_ptx_for_an_h100():
                 assert ".entry" in compile_ptx(name, sig), (name, dt)
 
 
+def test_row_wise_kernels_keep_their_sums_in_registers():
+    """The row-wise kernels' loops over the M evaluated neurons unroll at compile time (M, the interaction's
+    kind and n are constants there), so that each thread's M sums and memory entries are registers:
+    no local memory in their PTX (MNIST's M = 10, x**10, float64, an H100)."""
+    with _ptx_compiler((9, 0)) as (compile_ptx, T):
+        sigs = _kernel_signatures(T, T.float64)
+        for which in (0, 1):
+            ptx = compile_ptx((which, T.float64), sigs[which, T.float64])
+            assert "ld.local" not in ptx and "st.local" not in ptx, which
+
+
 def test_float32_loss_kernels_do_float32_arithmetic():
     """A float literal in device code is a float64 and drags float32 kernels into float64 arithmetic,
-    which a T4 (Colab's GPU) runs at 1/32 of the speed. The three loss kernels, compiled for a T4
-    (compute capability 7.5) on float32 arrays, must hold no float64 arithmetic or comparison
-    (PTX ``*.f64`` instructions other than loading and converting a float64 scalar argument)."""
+    which a T4 (Colab's GPU) runs at 1/32 of the speed. The loss kernels (three-pass and row-wise),
+    compiled for a T4 (compute capability 7.5) on float32 arrays, must hold no float64 arithmetic or
+    comparison (PTX ``*.f64`` instructions other than loading and converting a float64 scalar argument)."""
     import re
 
     with _ptx_compiler((7, 5)) as (compile_ptx, T):
         sigs = _kernel_signatures(T, T.float32)
-        for name in ("outputs", "rows", "columns"):
+        for name in ("outputs", "rows", "columns", (0, T.float32), (1, T.float32)):
             ptx = compile_ptx(name, sigs[name])
             f64_ops = [op for op in re.findall(r"\b([a-z]+(?:\.[a-z0-9]+)*\.f64)\b", ptx)
                        if op not in ("ld.param.f64", "cvt.rn.f32.f64")]
@@ -311,21 +345,21 @@ SIMULATED_FIT = textwrap.dedent("""
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-300))
 
-    def run(variant, m, dtype, threads):
+    def run(variant, m, dtype, threads, fused="auto"):
         gpu_fit.FusedFit.row_threads = threads
         mem, X, T, cols, b_in, b_out, lr = _classifier_problem(variant, dtype)
         F = make_interaction("rectified_polynomial", 3)
         opts = dict(beta_in=b_in, beta_out=b_out, learning_rate=lr, momentum=0.6, epochs=2, batch_size=15,
                     error_exponent=m, neurons=cols, clamp=slice(0, cols.start), random_state=5)
         row = {}
-        for setting in ("reference", "auto"):
+        for setting in ("reference", fused):
             os.environ["DAMLITE_GPU_KERNELS"] = setting
             before = len(epochs_run)
             res = train_memories(mem, X, T, F, **opts)
             row[setting] = res
             row[setting + "_fused_epochs"] = len(epochs_run) - before
-        ref, got = row["reference"], row["auto"]
-        out = {"fused_epochs": row["auto_fused_epochs"], "reference_fused_epochs": row["reference_fused_epochs"],
+        ref, got = row["reference"], row[fused]
+        out = {"fused_epochs": row[fused + "_fused_epochs"], "reference_fused_epochs": row["reference_fused_epochs"],
                "loss": rel(got.loss[:, :2], ref.loss[:, :2]), "memories": rel(got.memories, ref.memories),
                "moved": rel(ref.memories[:2], mem[:2]),
                "finite": got.finite.tolist(), "finite_ref": ref.finite.tolist(),
@@ -334,7 +368,7 @@ SIMULATED_FIT = textwrap.dedent("""
         # one minibatch of the whole set: the fit's loss and gradient buffers against loss_and_gradient
         os.environ["DAMLITE_GPU_KERNELS"] = "reference"
         loss, grad, ok = loss_and_gradient(mem, X, T, F, b_in, b_out, error_exponent=m, neurons=cols)
-        os.environ["DAMLITE_GPU_KERNELS"] = "auto"
+        os.environ["DAMLITE_GPU_KERNELS"] = fused
         fit = gpu_fit.FusedFit.create(np, mem.copy(), np.zeros_like(mem), X, T, F, cols, None, b_in, b_out, m,
                                       len(X), 0.0, True, 1e-30, 2**30)
         fit.epoch(None, np.zeros(len(b_in)), np.ones(len(b_in), dtype=bool))
@@ -342,10 +376,13 @@ SIMULATED_FIT = textwrap.dedent("""
         out["step_grad"] = rel(fit.buf["grad"][:2], grad[:2])
         out["step_bad"] = (fit.buf["bad"] != 0).tolist()
         out["step_ok_ref"] = ok.tolist()
+        out["row_wise"] = fit.row_wise
+        os.environ["DAMLITE_GPU_KERNELS"] = "auto"
         return out
 
     result = {f"{v}|m={m}|{dt}": run(v, m, dt, 16) for v, m, dt in FIT_CASES}
     result["normalized|m=30|float64|threads=128"] = run("normalized", 30, "float64", 128)
+    result["normalized|m=30|float64|threepass"] = run("normalized", 30, "float64", 16, "threepass")
     result["status"] = gpu_kernels.status()
     print(json.dumps(result))
 """)
@@ -377,12 +414,14 @@ def simulated_fit():
 
 
 @pytest.mark.parametrize("key", [f"{v}|m={m}|{dt}" for v, m, dt in FIT_CASES]
-                         + ["normalized|m=30|float64|threads=128"])
+                         + ["normalized|m=30|float64|threads=128", "normalized|m=30|float64|threepass"])
 def test_simulated_fit_matches_reference_training(simulated_fit, key):
     """Two epochs of 2 minibatches (15 and 10 rows): per-epoch losses, memories, frozen networks; and the
-    loss and gradient of one minibatch against loss_and_gradient."""
+    loss and gradient of one minibatch against loss_and_gradient. Row-wise loss kernels, and once the
+    three-pass ones."""
     assert simulated_fit["status"].startswith("numba-cuda fused kernels, whole epochs")  # no failure, no fallback
     row = simulated_fit[key]
+    assert row["row_wise"] == ("threepass" not in key), row
     tol = FIT_TOLERANCE[row["dtype"]]
     assert row["fused_epochs"] == 2 and row["reference_fused_epochs"] == 0, row
     assert row["loss"] <= tol and row["memories"] <= tol and row["moved"] > 1e-3, row

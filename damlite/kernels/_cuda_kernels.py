@@ -159,15 +159,143 @@ def columns(d, zeta, xs, gs, b_in, kind, n, slope, rows_per_chunk, part):
     part[g, c, i, k] = acc + acc  # 2 acc, exactly, in the data's type
 
 
+#: Most evaluated neurons M that the row-wise loss kernels take: each thread keeps M sums in registers
+#: (their loops are unrolled at compile time); above it the three kernels above run.
+MAX_COLUMNS = 16
+#: Warps (rows) per block of the row-wise ``outputs``.
+ROW_WARPS = 4
+_row_wise = {}
+
+
+def row_wise_kernels(kind, n, columns, dtype):
+    """``(outputs, gradient_parts)``: the row-wise loss kernels for one interaction ``(kind, n)``, M =
+    ``columns`` (at most :data:`MAX_COLUMNS`) evaluated neurons and ``dtype`` (a numba float type), compiled
+    once per key on first launch.
+
+    The same sums as :func:`outputs`, :func:`rows` and :func:`columns`, in two passes over the
+    (G, B, M, K) cells instead of three, one evaluation of F (or F') per cell and pass, every
+    read of ``d`` coalesced. ``kind``, n and M are compile-time constants, so that F's products
+    (:func:`damlite.kernels._scalar.ipow`) and the loops over the M neurons unroll, and each thread keeps
+    its M sums and memory entries in registers. Arguments: ``w`` (G, M, K) = 2 zeta (exact, see
+    ``gather``); the rest as in the three kernels.
+
+    ``outputs[ceil(G B / ROW_WARPS), 32 ROW_WARPS]``: one warp per row (g, b); lane l sums
+    F(u) - F(u') over mu = l, l + 32, ...; the 32 partial sums of neuron i meet in shared
+    memory, where lane i adds them in a fixed order and writes the loss term and g (as
+    :func:`outputs`).
+
+    ``gradient_parts`` on one thread per (g, chunk of rows, mu), rows and columns at once: over
+    the chunk's rows it writes r (as :func:`rows`: F'(u) sum_i g_i x_i - sum_i g_i x_i F'(u'_i))
+    and sums 2 g_i F'(u'_i) (as :func:`columns`, in the same order: the same numbers).
+    """
+    key = (kind, n, columns, str(dtype))
+    if key not in _row_wise:
+        _row_wise[key] = _make_row_wise(kind, n, columns, dtype)
+    return _row_wise[key]
+
+
+def _make_row_wise(KIND, N, M, DT):  # noqa: N803 - compile-time constants of the kernels below
+    if not 1 <= M <= MAX_COLUMNS:
+        raise ValueError(f"columns must be in 1..{MAX_COLUMNS}, got {M}")
+
+    @cuda.jit
+    def outputs_rw(d, w, xs, targets, b_in, b_out, slope, two_m, loss_terms, g_out):
+        G, B, K = d.shape
+        lane = cuda.threadIdx.x % 32
+        warp = cuda.threadIdx.x // 32
+        cell = cuda.blockIdx.x * ROW_WARPS + warp  # the row (g, b) of this warp
+        inside = cell < G * B
+        g = cell // B if inside else 0
+        b = cell % B
+        zero, one, nf, sl = _typed(d, N, slope)
+        row = _net(xs, g)
+        sums = cuda.local.array(M, DT)
+        xv = cuda.local.array(M, DT)
+        for i in range(M):
+            sums[i] = zero
+        if inside:
+            bi = b_in[g]
+            for i in range(M):
+                xv[i] = xs[row, b, i]
+            for k in range(lane, K, 32):
+                dv = d[g, b, k]
+                fu, _ = f_and_df(bi * dv, KIND, N, nf, sl, zero, one)
+                for i in range(M):
+                    fo, _ = f_and_df(bi * (dv - w[g, i, k] * xv[i]), KIND, N, nf, sl, zero, one)
+                    sums[i] += fu - fo
+        part = cuda.shared.array((ROW_WARPS, M, 33), DT)  # 33: lane i's reads fall in distinct banks
+        for i in range(M):
+            part[warp, i, lane] = sums[i]
+        cuda.syncthreads()
+        if inside and lane < M:
+            i = lane
+            a0, a1, a2, a3 = zero, zero, zero, zero  # four chains, then fixed pairs: a fixed order
+            for j in range(8):
+                a0 += part[warp, i, j]
+                a1 += part[warp, i, j + 8]
+                a2 += part[warp, i, j + 16]
+                a3 += part[warp, i, j + 24]
+            acc = (a0 + a1) + (a2 + a3)
+            x = xs[row, b, i]
+            c = math.tanh(b_out[g] * x * acc)
+            err = targets[_net(targets, g), b, i] - c
+            loss_terms[g, b, i] = power(err, two_m, one)
+            g_out[g, b, i] = -d.dtype.type(two_m) * power(err, two_m - 1, one) * (one - c * c)
+
+    @cuda.jit
+    def gradient_parts(d, w, xs, gs, b_in, slope, rows_per_chunk, r_all, part):
+        G, B, K = d.shape
+        chunks = part.shape[1]
+        t = cuda.grid(1)
+        if t >= G * chunks * K:
+            return
+        g = t // (chunks * K)
+        c = (t // K) % chunks
+        k = t % K
+        zero, one, nf, sl = _typed(d, N, slope)
+        row = _net(xs, g)
+        bi = b_in[g]
+        wk = cuda.local.array(M, DT)
+        cols = cuda.local.array(M, DT)
+        for i in range(M):
+            wk[i] = w[g, i, k]
+            cols[i] = zero
+        for b in range(c * rows_per_chunk, _smaller(B, (c + 1) * rows_per_chunk)):
+            dv = d[g, b, k]
+            _, dfu = f_and_df(bi * dv, KIND, N, nf, sl, zero, one)
+            gx_sum = zero
+            acc = zero
+            for i in range(M):
+                x = xs[row, b, i]
+                gv = gs[g, b, i]
+                gx = gv * x
+                gx_sum += gx
+                _, dfo = f_and_df(bi * (dv - wk[i] * x), KIND, N, nf, sl, zero, one)
+                acc += gx * dfo
+                cols[i] += gv * dfo
+            r_all[g, b, k] = dfu * gx_sum - acc
+        for i in range(M):
+            part[g, c, i, k] = cols[i] + cols[i]  # 2 sum, exactly, in the data's type
+
+    return outputs_rw, gradient_parts
+
+
 @cuda.jit
-def gather(probes, targets, order, offset, xb, tb, bad):
+def gather(probes, targets, order, offset, xb, tb, bad, zeta, w):
     """The minibatch: xb[r] = probes[order[offset + r]], tb[r] = targets[order[offset + r]].
 
-    Also clears the minibatch's non-finite flags ``bad`` (G,), which ``finish`` sets.
+    Also clears the minibatch's non-finite flags ``bad`` (G,), which ``finish`` sets, and
+    copies the evaluated neurons' memory entries ``zeta`` (G, M, K, any strides: a view of the
+    memories) into ``w`` = 2 zeta (G, M, K, contiguous; exact), which the row-wise loss
+    kernels read. Threads: at least max(rows (N + M), G M K, G).
     """
     t = cuda.grid(1)
     if t < bad.shape[0]:
         bad[t] = 0
+    G, M, K = w.shape
+    if t < G * M * K:
+        v = zeta[t // (M * K), (t // K) % M, t % K]
+        w[t // (M * K), (t // K) % M, t % K] = v + v
     R, N = xb.shape
     width = N + tb.shape[1]
     if t >= R * width:
@@ -207,7 +335,9 @@ def finish(grad, part, colmap, scale, loss_terms, loss, bad):
 
     grad[g, mu, j] <- scale_g (grad[g, mu, j] + sum_c part[g, c, i, mu]) where j is the
     evaluated neuron i (``colmap[j] = i``, -1 elsewhere); ``bad[g] = 1`` where an entry is
-    not finite. The block of memory 0 also sums network g's loss terms into ``loss[g]``.
+    not finite. Block g (g < G: the first blocks to start, so that this longer work overlaps
+    the others) also sums network g's loss terms into ``loss[g]``, thread t over rows t, t +
+    threads, ..., then across threads in a fixed order.
     """
     _, K, N = grad.shape
     g = cuda.blockIdx.x // K
@@ -228,16 +358,18 @@ def finish(grad, part, colmap, scale, loss_terms, loss, bad):
         flag = flag or not math.isfinite(v)
     if flag:
         bad[g] = 1  # every writer writes 1: no race on the value
-    if k != 0:
+    G, B, M = loss_terms.shape
+    net = cuda.blockIdx.x
+    if net >= G:
         return
     shared = cuda.shared.array(ROW_THREADS, dtype=float64)
-    _, B, M = loss_terms.shape
     acc = 0.0
-    for e in range(tid, B * M, cuda.blockDim.x):
-        acc += loss_terms[g, e // M, e % M]
+    for b in range(tid, B, cuda.blockDim.x):
+        for i in range(M):
+            acc += loss_terms[net, b, i]
     total = _block_reduce(shared, acc, False)
     if tid == 0:
-        loss[g] = total
+        loss[net] = total
 
 
 @cuda.jit

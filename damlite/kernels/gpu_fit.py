@@ -1,4 +1,4 @@
-"""A training fit's minibatches on the GPU in eight launches each, with no host synchronisation.
+"""A training fit's minibatches on the GPU in seven launches each, with no host synchronisation.
 
 :func:`damlite.training.train_memories` hands an epoch to :meth:`~damlite.kernels.gpu_fit.FusedFit.epoch` when
 the memories are CuPy arrays, the fused kernels are on (:mod:`damlite.kernels.gpu_kernels`),
@@ -6,14 +6,18 @@ the minibatches are shared by the G networks and the evaluated neurons are ±1 i
 probe (checked once per fit). Per minibatch of b rows, on buffers allocated once per fit
 (and their numba views made once per fit)::
 
-    gather   xb, tb <- probes[order[rows]], targets[order[rows]]      (one kernel)
+    gather   xb, tb <- probes[order[rows]], targets[order[rows]]; w <- 2 zeta[:, :, cols]
     GEMM     d (b, G K) = xb zeta^T                                   (one cuBLAS call)
-    outputs  loss terms and g = dL/dh per (g, b, i)                   (numba-cuda)
-    rows     r = F'(u) sum_i g x_i - sum_i g x_i F'(u') per (g, b, mu)
-    columns  the evaluated columns' own part, per (g, chunk, i, mu)
+    outputs  loss terms and g = dL/dh per (g, b, i), a warp per row   (numba-cuda)
+    gradient_parts  r = F'(u) sum_i g x_i - sum_i g x_i F'(u') per (g, b, mu), and the
+             evaluated columns' own part per (g, chunk, i, mu), in one pass
     GEMM     grad (G K, N) = r^T xb                                   (one cuBLAS call)
     finish   grad <- b_out b_in (grad + columns), its finiteness, the loss per network
     step     v <- momentum v - grad; zeta <- clip(zeta + lr v / max|v|)   (as in damlite.training)
+
+These are the row-wise loss kernels (see :mod:`damlite.kernels.gpu_kernels`); with
+``DAMLITE_GPU_KERNELS=threepass``, or more than ``MAX_COLUMNS`` evaluated neurons, the
+three-pass ``outputs``, ``rows`` and ``columns`` run instead (eight launches).
 
 The epoch's loss and finiteness stay on the device; the caller reads them once per
 epoch. Results equal the reference path's up to rounding (the sums run in another
@@ -79,6 +83,7 @@ class FusedFit:
             loss_terms=lib.empty((G, batch, M), dtype=dtype), gs=lib.empty((G, batch, M), dtype=dtype),
             part=lib.empty((G, -(-batch // gpu_kernels.ROWS_PER_CHUNK), M, K), dtype=dtype),
             grad=lib.empty((G, K, N), dtype=dtype), norms=lib.empty((G, K), dtype=dtype),
+            w=lib.empty((G, M, K), dtype=dtype),
             loss=lib.zeros(G, dtype=dtype), bad=lib.zeros(G, dtype=np.int8), finite=lib.ones(G, dtype=np.int8),
             epoch_loss=lib.zeros(G, dtype=dtype), epoch_ok=lib.ones(G, dtype=np.int8))
         self.buf = buf
@@ -86,12 +91,14 @@ class FusedFit:
         self.mem_flat = lib.reshape(memories, (G * K, N))
         self.grad_flat = lib.reshape(buf["grad"], (G * K, N))
         names = ("b_in", "b_out", "scale", "probes", "targets", "colmap", "clampmask", "order", "lr", "grad",
-                 "norms", "loss", "bad", "finite", "epoch_loss", "epoch_ok")
+                 "norms", "loss", "bad", "finite", "epoch_loss", "epoch_ok", "w")
         self.views = dict(zip(names, gpu_kernels.kernel_args(*(buf[n] for n in names))))
         self.views["memories"], self.views["velocity"], self.views["zeta_t"] = gpu_kernels.kernel_args(
             memories, velocity, self.zeta_t)
         self._by_rows = {}
         self.k = gpu_kernels.kernels()
+        self.row_wise = gpu_kernels.row_wise(M)
+        self.rw = gpu_kernels.row_wise_kernels(code, M, dtype) if self.row_wise else None
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
@@ -118,8 +125,9 @@ class FusedFit:
         if not isinstance(cols, slice) or code is None or targets.shape != (probes.shape[0], M):
             return None
         chunks = -(-b // gpu_kernels.ROWS_PER_CHUNK)
-        if (2 * G * b * K + G * K * N + G * chunks * M * K + 2 * G * b * M) * itemsize_of(memories.dtype) > memory_budget:
-            return None  # the buffers of d, r, the gradient, the columns' partial sums and the outputs
+        if ((2 * G * b * K + G * K * N + (chunks + 1) * G * M * K + 2 * G * b * M) * itemsize_of(memories.dtype)
+                > memory_budget):
+            return None  # the buffers of d, r, the gradient, the columns' partial sums and w, the outputs
         if not _all_bipolar(probes[:, cols]):
             return None
         dev = getattr(memories, "device", None)
@@ -179,8 +187,9 @@ class FusedFit:
         buf["epoch_ok"][...] = 1
 
     def stages(self, start):
-        """The minibatch from row ``start`` of the epoch's order: its eight launches, as (name, function) pairs
-        in order (``bench/gpu_block_epoch.py profile`` times them one by one)."""
+        """The minibatch from row ``start`` of the epoch's order: its seven launches (eight with the three-pass
+        kernels), as (name, function) pairs in order (``bench/gpu_block_epoch.py profile`` times them one by
+        one)."""
         lib, v, k = self.lib, self.views, self.k
         G, K, N, M, B = self.shape
         kind, n, slope = self.code
@@ -190,15 +199,25 @@ class FusedFit:
         xb, tb, d3, r3, xs, ts, lt, gs, part = rows["views"]
         threads = self.row_threads or k.ROW_THREADS
         launch = gpu_kernels.launch
+        if self.row_wise:
+            outputs, parts = self.rw
+            loss_stages = (
+                ("outputs", lambda: gpu_kernels.launch_outputs(outputs, G, b, d3, v["w"], xs, ts, v["b_in"],
+                                                               v["b_out"], slope, self.two_m, lt, gs)),
+                ("gradient_parts", lambda: launch(parts, G * rows["chunks"] * K, d3, v["w"], xs, gs, v["b_in"],
+                                                  slope, gpu_kernels.ROWS_PER_CHUNK, r3, part)))
+        else:
+            loss_stages = (
+                ("outputs", lambda: launch(k.outputs, G * b * M, d3, v["zeta_t"], xs, ts, v["b_in"], v["b_out"],
+                                           kind, n, slope, self.two_m, lt, gs)),
+                ("rows", lambda: launch(k.rows, G * b * K, d3, v["zeta_t"], xs, gs, v["b_in"], kind, n, slope, r3)),
+                ("columns", lambda: launch(k.columns, G * rows["chunks"] * M * K, d3, v["zeta_t"], xs, gs, v["b_in"],
+                                           kind, n, slope, gpu_kernels.ROWS_PER_CHUNK, part)))
         return (
-            ("gather", lambda: launch(k.gather, b * (N + M), v["probes"], v["targets"], v["order"], start, xb, tb,
-                                      v["bad"])),
+            ("gather", lambda: launch(k.gather, max(b * (N + M), G * M * K, G), v["probes"], v["targets"],
+                                      v["order"], start, xb, tb, v["bad"], v["zeta_t"], v["w"])),
             ("similarities", lambda: lib.matmul(rows["xb"], self.mem_flat.T, out=rows["d"])),
-            ("outputs", lambda: launch(k.outputs, G * b * M, d3, v["zeta_t"], xs, ts, v["b_in"], v["b_out"], kind,
-                                       n, slope, self.two_m, lt, gs)),
-            ("rows", lambda: launch(k.rows, G * b * K, d3, v["zeta_t"], xs, gs, v["b_in"], kind, n, slope, r3)),
-            ("columns", lambda: launch(k.columns, G * rows["chunks"] * M * K, d3, v["zeta_t"], xs, gs, v["b_in"],
-                                       kind, n, slope, gpu_kernels.ROWS_PER_CHUNK, part)),
+            *loss_stages,
             ("gradient", lambda: lib.matmul(rows["r"].T, rows["xb"], out=self.grad_flat)),
             ("finish", lambda: k.finish[G * K, threads](v["grad"], part, v["colmap"], v["scale"], lt, v["loss"],
                                                         v["bad"])),

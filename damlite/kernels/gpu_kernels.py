@@ -4,8 +4,9 @@ The reference path of :func:`damlite.network.loss_and_gradient` builds
 (G, b, M, K) tensors and passes over them a dozen times (F, F', differences,
 sums, two contractions): on a GPU that is dozens of small kernel launches per
 minibatch, and the MNIST block-epoch is bound by them. Here the same sums take
-three launches and no (G, B, M, K) temporaries. With d = zeta^mu . xi (G, B, K),
-u = b_in d and u' = b_in (d - w_i x_i) (w_i = 2 zeta^mu_i, x_i = xi_i = ±1):
+two launches (or three) and no (G, B, M, K) temporaries. With d = zeta^mu . xi (G, B, K),
+u = b_in d and u' = b_in (d - w_i x_i) (w_i = 2 zeta^mu_i, x_i = xi_i = ±1), the
+three-pass kernels compute:
 
 1. one thread per (network g, row b, evaluated neuron i)::
 
@@ -17,6 +18,16 @@ u = b_in d and u' = b_in (d - w_i x_i) (w_i = 2 zeta^mu_i, x_i = xi_i = ±1):
 3. one thread per (g, chunk of rows, i, mu):  2 sum_b g_{b,i} F'(u')_{b,i,mu}
    (the evaluated neurons' own columns), partial sums over chunks added after.
 
+Each of the three passes evaluates F or F' on all G B M K cells (the first twice), with
+reads of ``d`` and ``zeta`` that the threads of a warp do not share in order. The row-wise
+kernels (:func:`damlite.kernels._cuda_kernels.row_wise_kernels`, the default for M <=
+``MAX_COLUMNS`` evaluated neurons) produce the same three results in two passes: ``outputs``
+with one warp per row (g, b) and its 32 lanes along the memories, then ``gradient_parts``
+with one thread per (g, chunk of rows, mu) writing r and the columns' partial sums at once;
+one evaluation of F or F' per cell and pass, compiled for the interaction, with every read
+of ``d`` coalesced. r and the columns' sums are the three-pass kernels' numbers; the loss
+terms and g differ from them in rounding only (the sum over mu runs in another order).
+
 Arguments and results as described in :func:`loss_and_gradient_bipolar`; the
 network module does the two matrix products around it. Deterministic: every
 sum has a fixed order (no atomics). The kernel code runs on NumPy arrays under
@@ -24,9 +35,10 @@ numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), which is how the tests
 check it without a GPU.
 
 ``DAMLITE_GPU_KERNELS``: ``auto`` (default: on CuPy arrays when numba-cuda
-imports, training runs whole epochs in :mod:`damlite.kernels.gpu_fit`), ``minibatch``
-(the three kernels in each call of the learning rule, the training loop of
-:mod:`damlite.training` around them) or ``reference`` (never). If compiling or
+imports, training runs whole epochs in :mod:`damlite.kernels.gpu_fit`, with the row-wise
+kernels), ``minibatch`` (the kernels in each call of the learning rule, the training loop of
+:mod:`damlite.training` around them), ``threepass`` (as ``auto``, with the three-pass
+kernels: kept for comparison) or ``reference`` (never). If compiling or
 launching them fails, damlite warns once and falls back: from whole epochs to
 ``minibatch``, from there to the reference path.
 """
@@ -37,17 +49,17 @@ import warnings
 
 from array_api_compat import is_cupy_namespace, is_numpy_namespace
 
-__all__ = ["available", "fail", "kernel_args", "kernels", "launch", "loss_and_gradient_bipolar", "mode",
-           "status", "usable", "whole_epochs"]
+__all__ = ["available", "fail", "kernel_args", "kernels", "launch", "launch_outputs", "loss_and_gradient_bipolar",
+           "mode", "row_wise", "row_wise_kernels", "status", "usable", "whole_epochs"]
 
-_MODES = ("auto", "minibatch", "reference")
+_MODES = ("auto", "minibatch", "threepass", "reference")
 _THREADS = 128  # threads per block
 ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
 _state = {"failed": None, "fit_failed": None, "kernels": None}
 
 
 def mode() -> str:
-    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto``, ``minibatch`` or ``reference``."""
+    """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto``, ``minibatch``, ``threepass`` or ``reference``."""
     value = os.environ.get("DAMLITE_GPU_KERNELS", "auto").strip().lower() or "auto"
     if value not in _MODES:
         raise ValueError(f"DAMLITE_GPU_KERNELS must be one of {', '.join(_MODES)}; got {value!r}")
@@ -137,11 +149,14 @@ def status() -> str:
         version = f"{version}, numba-cuda {numba_cuda.__version__}"
     except Exception:  # noqa: BLE001
         pass
+    loss = ("three-pass loss kernels, DAMLITE_GPU_KERNELS=threepass" if mode() == "threepass" else
+            "row-wise loss kernels")
     if mode() == "minibatch":
-        return f"numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch; numba {version})"
+        return f"numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch; {loss}; numba {version})"
     if _state["fit_failed"]:
-        return f"numba-cuda fused kernels per minibatch (whole epochs failed: {_state['fit_failed']}; numba {version})"
-    return f"numba-cuda fused kernels, whole epochs (numba {version})"
+        return (f"numba-cuda fused kernels per minibatch (whole epochs failed: {_state['fit_failed']}; {loss}; "
+                f"numba {version})")
+    return f"numba-cuda fused kernels, whole epochs ({loss}; numba {version})"
 
 
 def available() -> bool:
@@ -159,9 +174,30 @@ def usable(xp) -> bool:
 
 
 def whole_epochs() -> bool:
-    """True when a fit may run whole epochs in :mod:`damlite.kernels.gpu_fit` (``auto``, kernels available, no
-    failure)."""
+    """True when a fit may run whole epochs in :mod:`damlite.kernels.gpu_fit` (``auto`` or ``threepass``, kernels
+    available, no failure)."""
     return status().startswith("numba-cuda fused kernels, whole epochs")
+
+
+def row_wise(columns) -> bool:
+    """True when the loss kernels for ``columns`` (M) evaluated neurons are the row-wise ones: the setting is
+    not ``threepass`` and 1 <= M <= ``MAX_COLUMNS`` of :mod:`damlite.kernels._cuda_kernels` (imports numba.cuda)."""
+    return mode() != "threepass" and 1 <= columns <= kernels().MAX_COLUMNS
+
+
+def row_wise_kernels(code, columns, dtype):
+    """``(outputs, gradient_parts)`` of :func:`damlite.kernels._cuda_kernels.row_wise_kernels` for ``code`` =
+    (kind, n, slope), M = ``columns`` and arrays of ``dtype`` (a NumPy dtype)."""
+    from numba import from_dtype  # noqa: PLC0415
+
+    kind, n, _ = code
+    return kernels().row_wise_kernels(kind, n, columns, from_dtype(dtype))
+
+
+def launch_outputs(kernel, G, B, *args):
+    """The row-wise ``outputs`` on G B rows: one warp per row, ``ROW_WARPS`` rows per block."""
+    warps = kernels().ROW_WARPS
+    kernel[max(1, -(-(G * B) // warps)), 32 * warps](*args)
 
 
 def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, gradient):
@@ -194,9 +230,16 @@ def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, 
     gs = xp.empty((G, B, M), dtype=dtype)
     try:
         k = kernels()
+        fast = row_wise(M)
+        if fast:
+            zeta_t = zeta_t + zeta_t  # w = 2 zeta (exact), as the row-wise kernels take it
         args = kernel_args(d, zeta_t, xs, targets, b_in, b_out, loss_terms, gs)
         dd, zz, xx, tt, bi, bo, lt, gg = args
-        launch(k.outputs, G * B * M, dd, zz, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
+        if fast:
+            outputs, parts = row_wise_kernels(code, M, dtype)
+            launch_outputs(outputs, G, B, dd, zz, xx, tt, bi, bo, slope, two_m, lt, gg)
+        else:
+            launch(k.outputs, G * B * M, dd, zz, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
         loss = xp.sum(xp.reshape(loss_terms, (G, -1)), axis=1)
         if not gradient:
             return loss, None, None
@@ -204,8 +247,11 @@ def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, 
         r_all = xp.empty((G, B, K), dtype=dtype)
         part = xp.empty((G, chunks, M, K), dtype=dtype)
         rr, pp = kernel_args(r_all, part)
-        launch(k.rows, G * B * K, dd, zz, xx, gg, bi, kind, n, slope, rr)
-        launch(k.columns, G * chunks * M * K, dd, zz, xx, gg, bi, kind, n, slope, ROWS_PER_CHUNK, pp)
+        if fast:
+            launch(parts, G * chunks * K, dd, zz, xx, gg, bi, slope, ROWS_PER_CHUNK, rr, pp)
+        else:
+            launch(k.rows, G * B * K, dd, zz, xx, gg, bi, kind, n, slope, rr)
+            launch(k.columns, G * chunks * M * K, dd, zz, xx, gg, bi, kind, n, slope, ROWS_PER_CHUNK, pp)
         return loss, r_all, xp.sum(part, axis=1)
     except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run: fall back, once, loudly
         fail(exc)
