@@ -6,24 +6,26 @@ learning rates, K = 256 memories, N = 784 + 10, minibatches of 1000, m = 30,
 momentum 0.6, 50 000 training digits) as one tensor; one epoch of it is a
 block-epoch.
 
-    python bench/gpu_block_epoch.py check   --out DIR  # fused kernels vs reference path (exit 0/4/3, below)
+    python bench/gpu_block_epoch.py check   --out DIR  # fused kernels vs reference path (exit 0/5/4/3, below)
     python bench/gpu_block_epoch.py profile --out DIR  # one minibatch of the whole-epoch path, stage by stage
     python bench/gpu_block_epoch.py time    --out DIR  # seconds per block-epoch: fused, reference, PyTorch
 
 ``check`` compares, on 4 networks, the loss and gradient of one minibatch
 (relative 1e-9) and the memories and losses after one epoch of 5 minibatches
 (absolute 1e-6, relative 1e-9) between ``DAMLITE_GPU_KERNELS=reference`` and
-each of ``auto`` (whole epochs, damlite.kernels.gpu_fit) and ``minibatch`` (the three
-kernels per call). Exit 0: whole epochs agree; 4: only ``minibatch`` agrees
-(use it); 3: neither. ``profile`` (<= 30 s) times each of the eight launches of
-one MNIST minibatch with CUDA events (device time, measured behind a queued
-matrix product so that no launch gap counts) and on the host (the Python and
-launch cost), then one free-running epoch. ``time`` reports wall-clock medians
-with device synchronisation: damlite's whole epochs, its per-minibatch kernels,
-its reference path, PyTorch autograd on the same GPU (when torch sees it,
-bench/baselines.py's batched loss) and the ceiling (the two matrix products of
-each minibatch alone). All write JSON into ``--out``. Uses the full MNIST
-(``$DAMLITE_DATA_DIR``) when found, else MNIST-shaped random data.
+each of ``auto`` (whole epochs, damlite.kernels.gpu_fit, row-wise loss kernels),
+``minibatch`` (the row-wise kernels per call) and ``threepass`` (whole epochs with
+the three-pass loss kernels). Exit 0: ``auto`` agrees; 5: ``threepass`` agrees
+(use it); 4: only ``minibatch`` agrees (use it); 3: none. ``profile`` (<= 30 s)
+times each launch of one MNIST minibatch, row-wise and three-pass, with CUDA
+events (device time, measured behind a queued matrix product so that no launch
+gap counts) and on the host (the Python and launch cost), then one free-running
+epoch. ``time`` reports wall-clock medians with device synchronisation: damlite's
+whole epochs (row-wise, then three-pass), the ceiling (the two matrix products
+of each minibatch alone), the two whole-epoch paths in float32, the per-minibatch
+kernels, the reference path and PyTorch autograd on the same GPU (when torch sees
+it, bench/baselines.py's batched loss). All write JSON into ``--out``. Uses the
+full MNIST (``$DAMLITE_DATA_DIR``) when found, else MNIST-shaped random data.
 """
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ def _grid(G_side):
     return lr.ravel(), 1.0 / it.ravel()
 
 
-def _train(X, y, lr, T, epochs, n=10, seed=0):
+def _train(X, y, lr, T, epochs, n=10, seed=0, dtype="float64"):
     from damlite.classification import train_classifiers
     from damlite.sweeps.tasks.mnist import MNIST_TASK
 
@@ -68,7 +70,7 @@ def _train(X, y, lr, T, epochs, n=10, seed=0):
         X, y, n_memories=o["memories"], interaction=o["interaction"], n=n, variant="normalized",
         temperature=T, learning_rate=lr, lr_decay=o["lr_decay"], momentum=o["momentum"], epochs=epochs,
         batch_size=o["batch_size"], error_exponent=o["error_exponent"], init_mean=o["init_mean"],
-        init_std=o["init_std"], clamp=o["clamp"], random_state=seed, backend="cupy")
+        init_std=o["init_std"], clamp=o["clamp"], random_state=seed, backend="cupy", dtype=dtype)
 
 
 def _with_kernels(setting, fn):
@@ -116,54 +118,82 @@ def check(out):
             mem, probes, targets, F, b_in, b_out, error_exponent=30, neurons=slice(784, 794)))
         return cupy.asnumpy(loss), cupy.asnumpy(grad)
 
-    t0 = time.perf_counter()
-    (lf, gf), (lr_, gr) = one("auto"), one("reference")
-    compile_s = time.perf_counter() - t0
-    rep = {"source": source, "status": gpu_kernels.status(), "networks": G, **_device()}
-    rep["loss_rel"] = float(np.max(np.abs(lf - lr_) / np.maximum(np.abs(lr_), 1e-300)))
-    rep["grad_rel"] = float(np.max(np.abs(gf - gr)) / max(np.max(np.abs(gr)), 1e-300))
-    rep["first_call_seconds"] = compile_s
-    rep["fused_ran"] = gpu_kernels.available()
+    lr_, gr = one("reference")
+    rep = {"source": source, "networks": G, **_device()}
     er = _with_kernels("reference", lambda: _train(X, y, lr, T, 1))
-    for name, setting in (("whole_epochs", "auto"), ("minibatch", "minibatch")):
+    paths = (("whole_epochs", "auto", "numba-cuda fused kernels, whole epochs", "row-wise"),
+             ("minibatch", "minibatch", "numba-cuda fused kernels per minibatch", "row-wise"),
+             ("threepass", "threepass", "numba-cuda fused kernels, whole epochs", "three-pass"))
+    for name, setting, prefix, loss_kernels in paths:
+        t0 = time.perf_counter()
+        lf, gf = one(setting)
+        first = time.perf_counter() - t0
         t0 = time.perf_counter()
         res = _with_kernels(setting, lambda: _train(X, y, lr, T, 1))
-        row = {"seconds_with_compile": time.perf_counter() - t0,
-               "status": _with_kernels(setting, gpu_kernels.status),
+        status = _with_kernels(setting, gpu_kernels.status)
+        row = {"setting": setting, "status": status, "first_call_seconds": first,
+               "seconds_with_compile": time.perf_counter() - t0,
+               "row_wise_for_mnist": _with_kernels(setting, lambda: gpu_kernels.available() and
+                                                   gpu_kernels.row_wise(10)),
+               "loss_rel": float(np.max(np.abs(lf - lr_) / np.maximum(np.abs(lr_), 1e-300))),
+               "grad_rel": float(np.max(np.abs(gf - gr)) / max(np.max(np.abs(gr)), 1e-300)),
                "memories_abs_after_epoch": float(np.max(np.abs(res.memories - er.memories))),
                "epoch_loss_rel": float(np.max(np.abs(res.loss - er.loss) / np.maximum(np.abs(er.loss), 1e-300)))}
-        row["ran"] = row["status"].startswith("numba-cuda fused kernels" + (", whole epochs" if setting == "auto"
-                                                                            else ""))
-        row["agree"] = bool(row["ran"] and rep["fused_ran"] and rep["loss_rel"] <= 1e-9 and rep["grad_rel"] <= 1e-9
+        row["ran"] = bool(status.startswith(prefix) and loss_kernels in status
+                          and row["row_wise_for_mnist"] == (loss_kernels == "row-wise"))
+        row["agree"] = bool(row["ran"] and row["loss_rel"] <= 1e-9 and row["grad_rel"] <= 1e-9
                             and row["memories_abs_after_epoch"] <= 1e-6 and row["epoch_loss_rel"] <= 1e-9)
         rep[name] = row
+        Path(out, "gpu_check.json").write_text(json.dumps(rep, indent=1))
     rep["agree"] = rep["whole_epochs"]["agree"]
+    rep["use"] = next((s for n, s, *_ in paths if rep[n]["agree"]), "reference")
     Path(out, "gpu_check.json").write_text(json.dumps(rep, indent=1))
     print(json.dumps(rep, indent=1))
-    return 0 if rep["agree"] else 4 if rep["minibatch"]["agree"] else 3
+    return {"auto": 0, "threepass": 5, "minibatch": 4}.get(rep["use"], 3)
 
 
 def profile(out, reps=20, time_limit=30.0):
-    """Each launch of one MNIST minibatch (36 networks, 1000 rows) on the device and on the host."""
+    """Each launch of one MNIST minibatch (36 networks, 1000 rows) on the device and on the host: the row-wise
+    loss kernels (``auto``), then the three-pass ones (``threepass``)."""
     import cupy
 
     from damlite.kernels import gpu_kernels
-    from damlite.backend import array_namespace
-    from damlite.classification import classifier_probes, classifier_scales
-    from damlite.datasets import bipolar_one_hot
-    from damlite.kernels.gpu_fit import FusedFit
-    from damlite.interactions import make_interaction
 
     start = time.perf_counter()
     X, y, source = _data(50000)
     lr, T = _grid(6)
-    G, K, N, batch = lr.size, 256, 794, 1000
-    rep = {"source": source, "networks": G, "memories": K, "batch": batch, "status": gpu_kernels.status(),
-           **_device()}
+    rep = {"source": source, "networks": lr.size, "memories": 256, "batch": 1000, **_device()}
 
     def write():
         Path(out, "gpu_profile.json").write_text(json.dumps(rep, indent=1))
 
+    for name, setting in (("row_wise", "auto"), ("threepass", "threepass")):
+        if time.perf_counter() - start > time_limit - 8:
+            rep[name] = "not run: time"
+            break
+        rep[name] = {"status": _with_kernels(setting, gpu_kernels.status)}
+        _with_kernels(setting, lambda: _profile_fit(rep[name], X, y, lr, T, reps, start, time_limit, write))
+        write()
+    rep["seconds"] = time.perf_counter() - start
+    write()
+    print(json.dumps({k: {m: rep[k].get(m) for m in ("stages_ms", "minibatch_ms", "bound")}
+                      for k in ("row_wise", "threepass") if isinstance(rep.get(k), dict)}, indent=1))
+    cupy.cuda.Device().synchronize()
+    return 0
+
+
+def _profile_fit(rep, X, y, lr, T, reps, start, time_limit, write):
+    """One fit's minibatch launch by launch into ``rep`` (see :func:`profile`)."""
+    import cupy
+
+    from damlite.backend import array_namespace
+    from damlite.classification import classifier_probes, classifier_scales
+    from damlite.datasets import bipolar_one_hot
+    from damlite.interactions import make_interaction
+    from damlite.kernels import gpu_kernels
+    from damlite.kernels.gpu_fit import FusedFit
+
+    G, K, N, batch = lr.size, 256, 794, 1000
     rng = np.random.default_rng(0)
     mem = cupy.asarray(np.clip(rng.normal(-0.3, 0.3, (G, K, N)), -1, 1))
     xp = array_namespace(mem)
@@ -175,8 +205,8 @@ def profile(out, reps=20, time_limit=30.0):
                           b_in, b_out, 30, batch, 0.6, True, 1e-30, 2**30)
     if fit is None:
         rep["error"] = f"the whole-epoch path does not run here: {gpu_kernels.status()}"
-        write()
-        return 3
+        return
+    rep["row_wise_kernels"] = fit.row_wise
     fit.begin_epoch(rng.permutation(len(y)), lr, np.ones(G, dtype=bool))
     t0 = time.perf_counter()
     for _, launch in fit.stages(0):  # compiles every kernel
@@ -218,7 +248,7 @@ def profile(out, reps=20, time_limit=30.0):
     rep["stages_ms"] = {name: {"device": ms(device[name]), "host": ms(host[name])} for name in names}
     rep["minibatch_ms"] = {"device": ms(device["minibatch"]), "host": ms(host["minibatch"]),
                            "device_sum_of_stages": round(sum(v["device"] for v in rep["stages_ms"].values()), 4)}
-    rep["launches_per_minibatch"] = {"numba-cuda kernels": 6, "cuBLAS matrix products": 2,
+    rep["launches_per_minibatch"] = {"numba-cuda kernels": len(names) - 2, "cuBLAS matrix products": 2,
                                      "host synchronisations": 0}
     rep["bound"] = "host (launches)" if rep["minibatch_ms"]["host"] > rep["minibatch_ms"]["device"] else "device"
     write()
@@ -230,14 +260,12 @@ def profile(out, reps=20, time_limit=30.0):
         cupy.cuda.Device().synchronize()
         rep["free_running_epoch_seconds"] = time.perf_counter() - t0
         rep["free_running_ms_per_minibatch"] = round(1e3 * rep["free_running_epoch_seconds"] / minibatches, 4)
-    rep["seconds"] = time.perf_counter() - start
-    write()
-    print(json.dumps({k: rep[k] for k in ("stages_ms", "minibatch_ms", "bound") if k in rep}, indent=1))
-    return 0
 
 
 def timing(out, epochs=3, time_limit=60.0):
     import cupy
+
+    from damlite.kernels import gpu_kernels
 
     start = time.perf_counter()
     X, y, source = _data(50000)
@@ -248,14 +276,20 @@ def timing(out, epochs=3, time_limit=60.0):
     def write():
         Path(out, "gpu_block_epoch.json").write_text(json.dumps(rep, indent=1))
 
-    for name, setting in (("damlite_fused", "auto"), ("damlite_minibatch", "minibatch"),
-                          ("damlite_reference", "reference")):
-        res = _with_kernels(setting, lambda: _train(X, y, lr, T, epochs))
+    def run(name, setting, dtype="float64"):
+        if time.perf_counter() - start > time_limit:
+            rep[name] = "not run: time"
+            return
+        res = _with_kernels(setting, lambda: _train(X, y, lr, T, epochs, dtype=dtype))
         secs = np.asarray(res.epoch_seconds)
-        rep[name] = {"epoch_seconds": secs.tolist(), "median_after_first": float(np.median(secs[1:])),
+        rep[name] = {"setting": setting, "dtype": dtype, "status": _with_kernels(setting, gpu_kernels.status),
+                     "epoch_seconds": secs.tolist(), "median_after_first": float(np.median(secs[1:])),
                      "final_loss_median": float(np.median(res.loss[-1]))}
         write()
         print(name, rep[name]["median_after_first"], "s per block-epoch", flush=True)
+
+    run("damlite_fused", "auto")  # whole epochs, row-wise loss kernels
+    run("damlite_threepass", "threepass")  # whole epochs, the three-pass loss kernels
     # the ceiling: the similarity and gradient products of every minibatch, nothing else
     mem = cupy.asarray(np.zeros((G, 256, 794)) + 0.01)
     probes = cupy.asarray(np.concatenate([X, -np.ones((len(X), 10))], axis=1))
@@ -271,6 +305,11 @@ def timing(out, epochs=3, time_limit=60.0):
         times.append(time.perf_counter() - t0)
     rep["ceiling"] = {"median": float(np.median(times))}
     write()
+    print("ceiling", rep["ceiling"]["median"], "s per block-epoch", flush=True)
+    run("damlite_fused_float32", "auto", "float32")
+    run("damlite_threepass_float32", "threepass", "float32")
+    run("damlite_minibatch", "minibatch")
+    run("damlite_reference", "reference")
     try:
         import torch
 
@@ -307,9 +346,12 @@ def timing(out, epochs=3, time_limit=60.0):
             rep["torch"] = {"version": torch.__version__, "epoch_seconds": secs,
                             "median_after_first": float(np.median(secs[1:] if len(secs) > 1 else secs))}
     f = rep["damlite_fused"]["median_after_first"]
-    rep["ratios"] = {"reference_over_fused": rep["damlite_reference"]["median_after_first"] / f,
-                     "minibatch_over_fused": rep["damlite_minibatch"]["median_after_first"] / f,
-                     "fused_over_ceiling": f / rep["ceiling"]["median"]}
+    rep["ratios"] = {"fused_over_ceiling": f / rep["ceiling"]["median"]}
+    for name in ("threepass", "minibatch", "reference", "fused_float32", "threepass_float32"):
+        if isinstance(rep.get("damlite_" + name), dict):
+            rep["ratios"][f"{name}_over_fused"] = rep["damlite_" + name]["median_after_first"] / f
+    if isinstance(rep.get("damlite_threepass"), dict):
+        rep["ratios"]["threepass_over_ceiling"] = rep["damlite_threepass"]["median_after_first"] / rep["ceiling"]["median"]
     if isinstance(rep.get("torch"), dict):
         rep["ratios"]["torch_over_fused"] = rep["torch"]["median_after_first"] / f
     write()

@@ -11,7 +11,7 @@
 #                                                                         -> session.log
 #   3. the fused kernels against the reference path on one small block: whole epochs
 #      (damlite.kernels.gpu_fit) and the per-minibatch kernels; the rest runs on the fastest path
-#      that agrees (whole epochs, else DAMLITE_GPU_KERNELS=minibatch, else reference)
+#      that agrees (whole epochs, else DAMLITE_GPU_KERNELS=threepass, else minibatch, else reference)
 #      and says so                                                        -> gpu_check.json
 #   4. one MNIST minibatch, launch by launch (PROFILE=0 skips it; <= 30 s) -> gpu_profile.json
 #   5. one MNIST block-epoch: whole epochs, per minibatch, reference, PyTorch autograd,
@@ -114,6 +114,9 @@ step check "${CHECK_LIMIT:-90}" $PY bench/gpu_block_epoch.py check --out "$OUTDI
 rc=$?
 if [ "$rc" -eq 0 ]; then
   say "whole epochs (damlite.kernels.gpu_fit) agree with the reference path: the sweep uses them"
+elif [ "$rc" -eq 5 ]; then
+  export DAMLITE_GPU_KERNELS=threepass
+  say "row-wise loss kernels DISAGREE or failed, the three-pass whole epochs agree (see gpu_check.json): the sweep runs with DAMLITE_GPU_KERNELS=threepass"
 elif [ "$rc" -eq 4 ]; then
   export DAMLITE_GPU_KERNELS=minibatch
   say "whole epochs DISAGREE or failed, the per-minibatch kernels agree (see gpu_check.json): the sweep runs with DAMLITE_GPU_KERNELS=minibatch"
