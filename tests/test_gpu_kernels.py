@@ -166,6 +166,7 @@ class _BrokenKernels:
         return _Launcher("outputs"), _Launcher("gradient_parts")
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in matmul:RuntimeWarning")  # stub kernels: unwritten buffers
 def test_a_failing_whole_epoch_path_restores_the_epoch_and_falls_back_to_minibatches(monkeypatch):
     """A launch error in the middle of an epoch: memories and velocity as before it, one warning, then the
     three kernels per minibatch (not the reference path)."""
@@ -190,6 +191,86 @@ def test_a_failing_whole_epoch_path_restores_the_epoch_and_falls_back_to_minibat
     assert gpu_kernels._state["fit_failed"] == "RuntimeError: launch failed" and not gpu_kernels._state["failed"]
     assert FusedFit.create(np, memories, velocity, X, T, F, cols, None, b_in, b_out, 1, 10, 0.6, True, 1e-30,
                            2**30) is None
+
+
+class _StubKernels:
+    """Stand-in kernels that record their launches and do nothing, except those named in ``broken``, which
+    raise; the row-wise ones are named ``row-wise outputs`` and ``gradient_parts``."""
+
+    ROW_THREADS, ROW_WARPS, MAX_COLUMNS = 16, 4, 16
+
+    def __init__(self, broken):
+        self.broken, self.launched = broken, []
+
+    def __getattr__(self, name):
+        return self._launcher(name)
+
+    def row_wise_kernels(self, *key):
+        if "row_wise_kernels" in self.broken:
+            raise RuntimeError("NVVM: unsupported\nsecond line")
+        return self._launcher("row-wise outputs"), self._launcher("gradient_parts")
+
+    def _launcher(self, name):
+        stub = self
+
+        class Launcher:
+            def __getitem__(self, config):
+                return self
+
+            def __call__(self, *args):
+                stub.launched.append(name)
+                if name in stub.broken:
+                    raise RuntimeError(f"{name} failed")
+
+        return Launcher()
+
+
+def test_failing_row_wise_kernels_fall_back_to_the_three_pass_ones(monkeypatch):
+    """One warning, the same call completed by the three-pass kernels, and those from then on."""
+    stub = _StubKernels(broken=("row_wise_kernels",))
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": stub})
+    monkeypatch.setattr(gpu_kernels, "kernel_args", lambda *arrays: arrays)
+    monkeypatch.delenv("DAMLITE_GPU_KERNELS", raising=False)
+    mem, X, T, cols = _problem(B=4)
+    d = np.matmul(X, np.transpose(mem, (0, 2, 1)))
+    args = (d, np.transpose(mem[:, :, cols], (0, 2, 1)), X[:, cols], T, np.array([0.3, 0.7]), np.array([1.0, 0.5]),
+            (1, 4, 0.0), 2, True)
+    assert gpu_kernels.row_wise(3)
+    with pytest.warns(RuntimeWarning, match="row-wise GPU loss kernels failed .RuntimeError: NVVM: unsupported.; "
+                                            "using the three-pass loss kernels. Set DAMLITE_GPU_KERNELS=threepass"):
+        assert gpu_kernels.loss_and_gradient_bipolar(*args) is not None
+    assert stub.launched == ["outputs", "rows", "columns"]
+    assert not gpu_kernels.row_wise(3)
+    assert "three-pass loss kernels, the row-wise ones failed: RuntimeError: NVVM: unsupported" in gpu_kernels.status()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gpu_kernels.loss_and_gradient_bipolar(*args) is not None  # no second warning
+    assert gpu_kernels.whole_epochs()
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in matmul:RuntimeWarning")  # stub kernels: unwritten buffers
+def test_a_failing_row_wise_epoch_runs_again_with_the_three_pass_kernels(monkeypatch):
+    """A row-wise launch error in an epoch: the epoch's start restored, one warning, the epoch run again with the
+    three-pass kernels (whole epochs stay on)."""
+    from damlite.kernels.gpu_fit import FusedFit
+
+    stub = _StubKernels(broken=("gradient_parts",))
+    monkeypatch.setattr(gpu_kernels, "_state", {"failed": None, "fit_failed": None, "kernels": stub})
+    monkeypatch.setattr(gpu_kernels, "kernel_args", lambda *arrays: arrays)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # NumPy arrays stand for device arrays
+    monkeypatch.delenv("DAMLITE_GPU_KERNELS", raising=False)
+    mem, X, T, cols, b_in, b_out, lr = _classifier_problem("normalized", "float64")
+    F = make_interaction("rectified_polynomial", 3)
+    fit = FusedFit.create(np, mem.copy(), np.zeros_like(mem), X, T, F, cols, None, b_in, b_out, 1, 10, 0.6, True,
+                          1e-30, 2**30)
+    assert fit is not None and fit.row_wise
+    with pytest.warns(RuntimeWarning, match="row-wise GPU loss kernels failed .RuntimeError: gradient_parts failed."):
+        assert fit.epoch(None, lr, np.ones(3, dtype=bool)) is not None
+    assert not fit.row_wise and gpu_kernels.whole_epochs()
+    first = stub.launched.index("gradient_parts")
+    assert stub.launched[:first + 1] == ["gather", "row-wise outputs", "gradient_parts"]
+    assert stub.launched[first + 1:first + 7] == ["gather", "outputs", "rows", "columns", "finish", "step"]
+    assert "gradient_parts" not in stub.launched[first + 1:]
 
 
 def test_minibatch_setting_keeps_the_kernels_but_not_whole_epochs(monkeypatch):

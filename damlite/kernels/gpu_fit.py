@@ -162,16 +162,23 @@ class FusedFit:
 
         Returns ``(epoch_loss (G,), epoch_finite (G,) bool)`` on the device, or None after one
         warning if a launch failed; the memories and velocity are then as they were before the epoch.
+        Where a row-wise loss kernel failed, the epoch runs again with the three-pass ones (one
+        warning), as does the rest of the fit.
         """
         lib = self.lib
         backup = (lib.array(self.memories, copy=True), lib.array(self.velocity, copy=True))
+        stage = None
         try:
             self.begin_epoch(order, lr, finite)
             for start in range(0, self.shape[4], self.batch):
-                for _, launch in self.stages(start):
+                for stage, launch in self.stages(start):
                     launch()
         except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run
             self.memories[...], self.velocity[...] = backup
+            if self.row_wise and stage in ("outputs", "gradient_parts"):
+                gpu_kernels.fail(exc, row_wise=True)
+                self.row_wise, self.rw = False, None
+                return self.epoch(order, lr, finite)
             gpu_kernels.fail(exc, whole_epochs=True)
             return None
         return self.buf["epoch_loss"], self.buf["epoch_ok"] != 0

@@ -55,7 +55,7 @@ __all__ = ["available", "fail", "kernel_args", "kernels", "launch", "launch_outp
 _MODES = ("auto", "minibatch", "threepass", "reference")
 _THREADS = 128  # threads per block
 ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
-_state = {"failed": None, "fit_failed": None, "kernels": None}
+_state = {"failed": None, "fit_failed": None, "row_wise_failed": None, "kernels": None}
 
 
 def mode() -> str:
@@ -117,17 +117,24 @@ def kernel_args(*arrays):
     return tuple(cuda.as_cuda_array(a, sync=False) for a in arrays)
 
 
-def fail(exc, whole_epochs=False, stacklevel=3):
+def fail(exc, whole_epochs=False, stacklevel=3, row_wise=False):
     """Record that the kernels failed (``exc``) and warn, once.
 
     From now on the reference path runs; or, where only the whole-epoch path of
-    :mod:`damlite.kernels.gpu_fit` failed (``whole_epochs``), the three kernels per minibatch.
+    :mod:`damlite.kernels.gpu_fit` failed (``whole_epochs``), the fused kernels per minibatch;
+    or, where the row-wise loss kernels failed (``row_wise``), the three-pass ones.
     """
-    key, instead = ("fit_failed", "the fused kernels per minibatch") if whole_epochs else ("failed", "the reference path")
+    skip = "reference"
+    if row_wise:
+        key, instead, what, skip = "row_wise_failed", "the three-pass loss kernels", "row-wise GPU loss kernels", \
+            "threepass"
+    elif whole_epochs:
+        key, instead, what = "fit_failed", "the fused kernels per minibatch", "whole-epoch GPU path"
+    else:
+        key, instead, what = "failed", "the reference path", "fused GPU kernels"
     _state[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-    what = "whole-epoch GPU path" if whole_epochs else "fused GPU kernels"
     warnings.warn(f"damlite: the {what} failed ({_state[key]}); using {instead}. "
-                  "Set DAMLITE_GPU_KERNELS=reference to skip them.", RuntimeWarning, stacklevel=stacklevel + 1)
+                  f"Set DAMLITE_GPU_KERNELS={skip} to skip them.", RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def status() -> str:
@@ -150,7 +157,8 @@ def status() -> str:
     except Exception:  # noqa: BLE001
         pass
     loss = ("three-pass loss kernels, DAMLITE_GPU_KERNELS=threepass" if mode() == "threepass" else
-            "row-wise loss kernels")
+            f"three-pass loss kernels, the row-wise ones failed: {_state.get('row_wise_failed')}"
+            if _state.get("row_wise_failed") else "row-wise loss kernels")
     if mode() == "minibatch":
         return f"numba-cuda fused kernels per minibatch (DAMLITE_GPU_KERNELS=minibatch; {loss}; numba {version})"
     if _state["fit_failed"]:
@@ -181,8 +189,9 @@ def whole_epochs() -> bool:
 
 def row_wise(columns) -> bool:
     """True when the loss kernels for ``columns`` (M) evaluated neurons are the row-wise ones: the setting is
-    not ``threepass`` and 1 <= M <= ``MAX_COLUMNS`` of :mod:`damlite.kernels._cuda_kernels` (imports numba.cuda)."""
-    return mode() != "threepass" and 1 <= columns <= kernels().MAX_COLUMNS
+    not ``threepass``, they have not failed, and 1 <= M <= ``MAX_COLUMNS`` of :mod:`damlite.kernels._cuda_kernels`
+    (imports numba.cuda)."""
+    return mode() != "threepass" and not _state.get("row_wise_failed") and 1 <= columns <= kernels().MAX_COLUMNS
 
 
 def row_wise_kernels(code, columns, dtype):
@@ -218,41 +227,57 @@ def loss_and_gradient_bipolar(d, zeta_t, xs, targets, b_in, b_out, code, two_m, 
     xp = array_namespace(d)
     G, B, K = d.shape
     M = zeta_t.shape[1]
-    kind, n, slope = code
     dtype = d.dtype
-    d = xp.asarray(d)
-    zeta_t = xp.reshape(xp.asarray(zeta_t), (G, M, K)) + xp.zeros((G, M, K), dtype=dtype)  # contiguous copy
-    xs = xp.broadcast_to(xs, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype)
-    targets = xp.broadcast_to(targets, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype)
-    b_in = xp.reshape(b_in, (G,)) + xp.zeros((G,), dtype=dtype)
-    b_out = xp.reshape(b_out, (G,)) + xp.zeros((G,), dtype=dtype)
-    loss_terms = xp.empty((G, B, M), dtype=dtype)
-    gs = xp.empty((G, B, M), dtype=dtype)
-    try:
-        k = kernels()
+    arrays = (xp.asarray(d),
+              xp.reshape(xp.asarray(zeta_t), (G, M, K)) + xp.zeros((G, M, K), dtype=dtype),  # contiguous copy
+              xp.broadcast_to(xs, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype),
+              xp.broadcast_to(targets, (G, B, M)) + xp.zeros((G, B, M), dtype=dtype),
+              xp.reshape(b_in, (G,)) + xp.zeros((G,), dtype=dtype),
+              xp.reshape(b_out, (G,)) + xp.zeros((G,), dtype=dtype))
+    fast = False
+    try:  # a broken toolchain must not stop a run: fall back, once, loudly
         fast = row_wise(M)
-        if fast:
-            zeta_t = zeta_t + zeta_t  # w = 2 zeta (exact), as the row-wise kernels take it
-        args = kernel_args(d, zeta_t, xs, targets, b_in, b_out, loss_terms, gs)
-        dd, zz, xx, tt, bi, bo, lt, gg = args
-        if fast:
-            outputs, parts = row_wise_kernels(code, M, dtype)
-            launch_outputs(outputs, G, B, dd, zz, xx, tt, bi, bo, slope, two_m, lt, gg)
-        else:
-            launch(k.outputs, G * B * M, dd, zz, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
-        loss = xp.sum(xp.reshape(loss_terms, (G, -1)), axis=1)
-        if not gradient:
-            return loss, None, None
-        chunks = -(-B // ROWS_PER_CHUNK)
-        r_all = xp.empty((G, B, K), dtype=dtype)
-        part = xp.empty((G, chunks, M, K), dtype=dtype)
-        rr, pp = kernel_args(r_all, part)
-        if fast:
-            launch(parts, G * chunks * K, dd, zz, xx, gg, bi, slope, ROWS_PER_CHUNK, rr, pp)
-        else:
-            launch(k.rows, G * B * K, dd, zz, xx, gg, bi, kind, n, slope, rr)
-            launch(k.columns, G * chunks * M * K, dd, zz, xx, gg, bi, kind, n, slope, ROWS_PER_CHUNK, pp)
-        return loss, r_all, xp.sum(part, axis=1)
-    except Exception as exc:  # noqa: BLE001 - a broken toolchain must not stop a run: fall back, once, loudly
+        return _loss_launches(xp, fast, arrays, code, two_m, gradient)
+    except Exception as exc:  # noqa: BLE001
+        fail(exc, row_wise=fast)
+        if not fast:
+            return None
+    try:  # the three-pass kernels, from now on
+        return _loss_launches(xp, False, arrays, code, two_m, gradient)
+    except Exception as exc:  # noqa: BLE001
         fail(exc)
         return None
+
+
+def _loss_launches(xp, fast, arrays, code, two_m, gradient):
+    """The launches of :func:`loss_and_gradient_bipolar` on its contiguous ``arrays``: the row-wise kernels
+    (``fast``) or the three-pass ones."""
+    d, zeta_t, xs, targets, b_in, b_out = arrays
+    G, B, K = d.shape
+    M = zeta_t.shape[1]
+    kind, n, slope = code
+    dtype = d.dtype
+    k = kernels()
+    if fast:
+        zeta_t = zeta_t + zeta_t  # w = 2 zeta (exact), as the row-wise kernels take it
+    loss_terms = xp.empty((G, B, M), dtype=dtype)
+    gs = xp.empty((G, B, M), dtype=dtype)
+    dd, zz, xx, tt, bi, bo, lt, gg = kernel_args(d, zeta_t, xs, targets, b_in, b_out, loss_terms, gs)
+    if fast:
+        outputs, parts = row_wise_kernels(code, M, dtype)
+        launch_outputs(outputs, G, B, dd, zz, xx, tt, bi, bo, slope, two_m, lt, gg)
+    else:
+        launch(k.outputs, G * B * M, dd, zz, xx, tt, bi, bo, kind, n, slope, two_m, lt, gg)
+    loss = xp.sum(xp.reshape(loss_terms, (G, -1)), axis=1)
+    if not gradient:
+        return loss, None, None
+    chunks = -(-B // ROWS_PER_CHUNK)
+    r_all = xp.empty((G, B, K), dtype=dtype)
+    part = xp.empty((G, chunks, M, K), dtype=dtype)
+    rr, pp = kernel_args(r_all, part)
+    if fast:
+        launch(parts, G * chunks * K, dd, zz, xx, gg, bi, slope, ROWS_PER_CHUNK, rr, pp)
+    else:
+        launch(k.rows, G * B * K, dd, zz, xx, gg, bi, kind, n, slope, rr)
+        launch(k.columns, G * chunks * M * K, dd, zz, xx, gg, bi, kind, n, slope, ROWS_PER_CHUNK, pp)
+    return loss, r_all, xp.sum(part, axis=1)
