@@ -14,7 +14,10 @@
 #   4. `bench/gpu_block_epoch.py time`: seconds per block-epoch, row-wise and three-pass whole
 #      epochs, their two matrix products alone, both in float32, per minibatch, the reference
 #      path, PyTorch autograd (<= 75 s)                                      -> gpu_block_epoch.json
-#   5. with PROFILE=1 and budget left: one minibatch launch by launch        -> gpu_profile.json
+#   5. with PYTEST=1 (the default) and budget left: the CuPy tests of tests/test_gpu_kernels.py
+#      (row-wise kernels and whole epochs against the reference path, small shapes; <= 45 s)
+#                                                                           -> window.log
+#   6. with PROFILE=1 and budget left: one minibatch launch by launch        -> gpu_profile.json
 # Data: $DAMLITE_DATA_DIR, else .mnist/ in the checkout (else MNIST-shaped random data).
 set -u
 BUDGET="${1:-150}"
@@ -72,6 +75,8 @@ case $rc in
   *) say "check exit $rc: see gpu_check.json and window.log";;
 esac
 step time "${TIME_LIMIT:-75}" $PY bench/gpu_block_epoch.py time --out "$OUTDIR" --time-limit "${TIME_SOFT:-55}"
+[ "${PYTEST:-1}" = 1 ] && (cd /tmp && step pytest 45 $PY -m pytest -q -p no:cacheprovider -o addopts="" \
+  "$REPO/tests/test_gpu_kernels.py" -k "cupy")
 [ "${PROFILE:-0}" = 1 ] && step profile 35 $PY bench/gpu_block_epoch.py profile --out "$OUTDIR" --time-limit 28
 $PY - "$OUTDIR" <<'PY' 2>&1 | tee -a "$LOG"
 import json, sys
