@@ -24,19 +24,68 @@ import sys
 import time
 
 
+class _UsageError(Exception):
+    """A command line argparse refuses: one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (no usage dump): ``--workers must be an integer >= 1, got '1e20'``."""
+
+    def error(self, message):
+        flag, sep, rest = message.partition(": ")
+        if flag.startswith("argument ") and rest.startswith("must "):  # from the flag types below
+            message = f"{flag.removeprefix('argument ').split('/')[0]} {rest}"
+        raise _UsageError(f"{message} (python -m damlite {self.prog.split()[-1]} --help)")
+
+
+def _integer(least, most=None):
+    """An argparse type: an integer in [least, most]."""
+    want = f">= {least}" if most is None else f"in [{least}, {most}]"
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least or (most is not None and value > most):
+            raise argparse.ArgumentTypeError(f"must be an integer {want}, got {text!r}")
+        return value
+    return parse
+
+
+def _number(what, *, positive=False):
+    """An argparse type: a finite float, >= 0 (or > 0 if ``positive``)."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+    return parse
+
+
+#: The largest --bootstrap: 500 times the default, minutes of resampling.
+MAX_BOOTSTRAP = 100_000
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="python -m damlite", description="damlite experiments: resumable hyperparameter sweeps.")
+    p = _Parser(prog="python -m damlite", description="damlite experiments: resumable hyperparameter sweeps.")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("sweep", help="run (or resume) a sweep; every finished block is appended to the result file")
     s.add_argument("task", nargs="?", default="autoassociative", help="registered task (default: autoassociative)")
     s.add_argument("--profile", default=None, help="quick | full (default: $DAMLITE_PROFILE, else full on a GPU, quick on a CPU)")
     s.add_argument("--out", default="results", help="directory of the result file <task>-<profile>.jsonl")
-    s.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: run in this process)")
+    s.add_argument("--workers", type=_integer(1), default=1,
+                   help="local worker processes (default 1: run in this process); at most the pending blocks, "
+                        "2 per core and the blocks that fit in memory")
     s.add_argument("--scheduler", default=None, help="dask.distributed scheduler address: run the blocks on that cluster")
     s.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"], help="array library (default: $DAMLITE_BACKEND or auto)")
-    s.add_argument("--memory-budget", type=float, default=None, help="MiB for the largest intermediates (default: 256 CPU, 2048 GPU)")
-    s.add_argument("--max-blocks", type=int, default=None, help="stop after this many new blocks")
+    s.add_argument("--memory-budget", type=_number("a positive number of MiB", positive=True), default=None,
+                   help="MiB for the largest intermediates (default: 256 CPU, 2048 GPU)")
+    s.add_argument("--max-blocks", type=_integer(0), default=None, help="stop after this many new blocks")
     s.add_argument("--only", default=None, help="run only blocks whose key contains every comma-separated term, e.g. 'normalized,n=10|'")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--keep-going", action="store_true",
@@ -44,7 +93,8 @@ def _parser():
 
     m = sub.add_parser("summarize", help="optimum and good-region size per network and n, from a result file")
     m.add_argument("path", help="result file (.jsonl)")
-    m.add_argument("--tolerance", type=float, default=0.5, help="a cell is good within this distance of the best (default 0.5)")
+    m.add_argument("--tolerance", type=_number("a finite number >= 0"), default=0.5,
+                   help="a cell is good within this distance of the best (default 0.5)")
     m.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
 
     ls = sub.add_parser("list", help="list a profile's blocks and whether each is done")
@@ -55,7 +105,8 @@ def _parser():
     sc = sub.add_parser("scorecard", help="grade every claim of the paper from the result files; write scorecard.json")
     sc.add_argument("--results", default="book/results", help="directory holding autoassociative/ and mnist/")
     sc.add_argument("--out", default=None, help="output file (default: <results>/scorecard.json)")
-    sc.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples of the repeats per verdict")
+    sc.add_argument("--bootstrap", type=_integer(0, MAX_BOOTSTRAP), default=200,
+                    help=f"bootstrap resamples of the repeats per verdict (0 to {MAX_BOOTSTRAP}; default 200)")
     return p
 
 
@@ -69,6 +120,11 @@ def _select(blocks, only, where=""):
         raise ValueError(f"--only {only!r} matches none of the {len(blocks)} blocks of {where}; "
                          f"a term must be part of a block key, e.g. 'normalized,n=10|'")
     return chosen
+
+
+def _done(ex, path, task, profile):
+    """Keys of the blocks done in result file ``path`` (read without the lock, without warnings)."""
+    return {line["key"] for line in ex.read_results(path, task=task, profile=profile, warn=False)}
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
@@ -111,14 +167,22 @@ def main(argv=None):
     """Run the command line; every failure is one line on stderr.
 
     Returns 0; 2 for an expected error (``damlite: error: ...``: a bad argument, an unusable
-    file); 1 when blocks of a sweep failed (the finished ones are written) or memory ran out;
-    128 + the signal (130 for Ctrl-C, 143 for SIGTERM) when a sweep was interrupted.
+    file, a block that cannot fit); 1 when blocks of a sweep are left undone for any reason but
+    an interrupt or ``--max-blocks`` (they failed, or the result file lost them; the finished ones
+    are written) or memory ran out; 128 + the signal (130 for Ctrl-C, 143 for SIGTERM) when a
+    sweep was interrupted.
     """
     import warnings  # noqa: PLC0415
 
+    from .backend import env_flag  # noqa: PLC0415
     from .sweeps.experiments import SweepFailed, SweepInterrupted  # noqa: PLC0415
 
-    args = _parser().parse_args(argv)
+    try:
+        traceback = env_flag("DAMLITE_TRACEBACK")
+        args = _parser().parse_args(argv)
+    except (_UsageError, ValueError) as err:
+        print(f"damlite: error: {err}", file=sys.stderr)
+        return 2
     shown, warnings.showwarning = warnings.showwarning, _one_line_warning
     try:
         return _main(args)
@@ -138,16 +202,17 @@ def main(argv=None):
         print(f"damlite: error: {err}", file=sys.stderr)
         return 1
     except MemoryError as err:
-        print(f"damlite: error: out of memory ({err or 'an allocation failed'}); lower --memory-budget (MiB) "
-              f"or run fewer --workers", file=sys.stderr)
+        print(f"damlite: error: out of memory ({err or 'an allocation failed'}); run fewer --workers, lower "
+              f"--memory-budget (MiB; it bounds the intermediates) or choose blocks with smaller grids (--only)",
+              file=sys.stderr)
         return 1
     except (ValueError, TypeError, OSError, RuntimeError) as err:
-        if os.environ.get("DAMLITE_TRACEBACK"):
+        if traceback:
             raise
         print(f"damlite: error: {err}", file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001 - a bug: one line, the traceback on request
-        if os.environ.get("DAMLITE_TRACEBACK"):
+        if traceback:
             raise
         print(f"damlite: internal error (a bug, please report it): {type(err).__name__}: {err}; "
               f"set DAMLITE_TRACEBACK=1 for the traceback", file=sys.stderr)
@@ -160,13 +225,15 @@ def _main(args):
     from .sweeps import experiments as ex  # noqa: PLC0415
 
     if args.command == "sweep":
-        if args.workers < 1:
-            raise ValueError(f"--workers must be >= 1, got {args.workers}")
-        if args.max_blocks is not None and args.max_blocks < 0:
-            raise ValueError(f"--max-blocks must be >= 0, got {args.max_blocks}")
         budget = _memory_budget_bytes(args.memory_budget)
         profile = ex.profile_name(args.profile)
         blocks = _select(ex.profile_blocks(args.task, profile), args.only, f"{args.task}-{profile}")
+        path = ex.results_path(args.out, args.task, profile)
+        before = _done(ex, path, args.task, profile) if os.path.isdir(args.out) else set()
+        pending = sum(b.key not in before for b in blocks)
+        if not pending:  # nothing is opened for writing: a complete file on read-only storage is fine
+            print(f"{path}: nothing to do; all {len(blocks)} blocks are done")
+            return 0
         executor = client = None
         if args.scheduler:
             from dask.distributed import Client  # noqa: PLC0415
@@ -182,10 +249,16 @@ def _main(args):
         finally:
             if client is not None:
                 client.close()
-        done = {line["key"] for line in ex.read_results(path, task=args.task, profile=profile, warn=False)}
+        done = _done(ex, path, args.task, profile)
         left = sum(b.key not in done for b in blocks)
         print(f"{path}: {len(blocks) - left}/{len(blocks)} blocks done, {left} left "
               f"({time.perf_counter() - start:.1f} s this run)")
+        allowed = max(0, pending - args.max_blocks) if args.max_blocks is not None else 0
+        if left > allowed:  # the sweep returned, yet blocks are missing: never exit 0 on that
+            print(f"damlite: error: {left - allowed} block{'s' * (left - allowed != 1)} of this sweep "
+                  f"{'are' if left - allowed != 1 else 'is'} not in {path} (did another program change it?); "
+                  f"rerun the same command to run {'them' if left - allowed != 1 else 'it'}", file=sys.stderr)
+            return 1
         return 0
     if args.command == "summarize":
         if not os.path.lexists(args.path):

@@ -11,6 +11,15 @@ small allocation, otherwise NumPy. The choice is made once per process and
 announced once on standard error, with the reason. The environment variable
 ``DAMLITE_BACKEND=numpy|cupy|auto`` replaces the default ``"auto"``. Asking for
 ``"cupy"`` where it cannot run raises :class:`BackendUnavailableError`.
+
+Environment switches
+--------------------
+Each has one meaning wherever it is read, and a value it does not know is refused (ValueError naming
+it) when a backend is first asked for, on the CPU as on a GPU: ``DAMLITE_BACKEND`` (above);
+``DAMLITE_GPU_KERNELS`` (:data:`GPU_KERNEL_MODES`, :mod:`damlite.kernels.gpu_kernels`); and the
+on/off switches ``DAMLITE_QUIET`` (no announcement) and ``DAMLITE_TRACEBACK`` (the command line's
+tracebacks), read by :func:`env_flag`: ``0``, ``false``, ``no``, ``off`` mean off, ``1``, ``true``,
+``yes``, ``on`` mean on (any case), unset or empty means the default (off).
 """
 from __future__ import annotations
 
@@ -24,6 +33,10 @@ from array_api_compat import array_namespace, is_cupy_namespace, is_numpy_namesp
 from ._version import __version__
 
 __all__ = [
+    "GPU_KERNEL_MODES",
+    "env_flag",
+    "env_choice",
+    "check_switches",
     "BackendUnavailableError",
     "BackendInfo",
     "array_namespace",
@@ -39,6 +52,45 @@ __all__ = [
 
 _VALID = ("auto", "numpy", "cupy")
 _DTYPES = ("float16", "float32", "float64")
+
+#: The values of DAMLITE_GPU_KERNELS (what each means: :mod:`damlite.kernels.gpu_kernels`).
+GPU_KERNEL_MODES = ("auto", "minibatch", "threepass", "reference")
+_OFF = ("0", "false", "no", "off")
+_ON = ("1", "true", "yes", "on")
+
+
+def env_flag(name: str, default: bool = False) -> bool:
+    """The on/off environment switch ``name``: ``0``/``false``/``no``/``off`` off, ``1``/``true``/``yes``/``on``
+    on (any case), unset or empty ``default``; any other value is refused (ValueError naming it).
+
+    >>> env_flag("DAMLITE_NO_SUCH_SWITCH")
+    False
+    """
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower()
+    if not value:
+        return default
+    if value in _ON or value in _OFF:
+        return value in _ON
+    raise ValueError(f"{name} must be one of {', '.join(_OFF)} (off) or {', '.join(_ON)} (on), or unset; "
+                     f"got {raw!r}")
+
+
+def env_choice(name: str, choices, default: str) -> str:
+    """The environment switch ``name``, one of ``choices`` (any case; unset or empty: ``default``), or ValueError."""
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower() or default
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {raw!r}")
+    return value
+
+
+def check_switches():
+    """Refuse an unknown value of any of damlite's environment switches (ValueError naming it)."""
+    _requested("auto")
+    env_choice("DAMLITE_GPU_KERNELS", GPU_KERNEL_MODES, "auto")
+    env_flag("DAMLITE_QUIET")
+    env_flag("DAMLITE_TRACEBACK")
 
 
 class BackendUnavailableError(RuntimeError):
@@ -105,9 +157,10 @@ def get_backend(name: str | None = "auto", *, announce: bool = True):
     ``xp`` is an array-API compatible namespace (array_api_compat's wrapper of
     NumPy or CuPy); ``info`` is a :class:`BackendInfo`. The automatic choice is
     printed once per process on standard error (unless ``announce=False`` or
-    ``DAMLITE_QUIET`` is set).
+    ``DAMLITE_QUIET`` is on). Every environment switch is checked first (:func:`check_switches`).
     """
     global _announced
+    check_switches()
     requested = _requested(name)
     if requested in _cache:
         return _cache[requested]
@@ -129,7 +182,7 @@ def get_backend(name: str | None = "auto", *, announce: bool = True):
         except BackendUnavailableError as exc:  # the short reason on the line; the error in .detail
             reason, _, detail = str(exc).partition(" (")
             result = (xp_numpy, BackendInfo("numpy", "cpu", reason, detail[:-1] if detail.endswith(")") else detail))
-        if announce and not _announced and not os.environ.get("DAMLITE_QUIET"):
+        if announce and not _announced and not env_flag("DAMLITE_QUIET"):
             print(str(result[1]), file=sys.stderr)
         _announced = _announced or announce
     _cache[requested] = result

@@ -27,8 +27,9 @@ from damlite.sweeps import experiments as ex
 ROOT = Path(__file__).resolve().parents[1]
 #: A commit for the provenance where git cannot give one (a CI container's checkout owned by another user),
 #: so that the one-line stderr these tests expect holds there too; git's own answer wins where it has one.
+#: A placeholder: DAMLITE_GIT_COMMIT takes only a full commit hash.
 ENV = {**os.environ, "DAMLITE_BACKEND": "numpy", "DAMLITE_QUIET": "1",
-       "DAMLITE_GIT_COMMIT": os.environ.get("DAMLITE_GIT_COMMIT") or "unknown (tests)"}
+       "DAMLITE_GIT_COMMIT": os.environ.get("DAMLITE_GIT_COMMIT") or "0" * 40}
 
 #: A toy task "toy", profile "p": block n sleeps TOY_SLEEPS[n-1] seconds; blocks in TOY_FAIL raise
 #: ValueError after their sleep; blocks in TOY_OOM raise MemoryError (a real failed allocation).
@@ -497,9 +498,9 @@ def test_git_refusing_the_checkout_is_warned(tmp_path, monkeypatch):
                                              r"detected dubious ownership"):
             ex.run_sweep("toy_git", "p", blocks=[ex.Block("toy_git", "normalized", 1, "g", (1.0,), (0.1,), 1)],
                          out_dir=tmp_path, backend="numpy", progress=False)
-        monkeypatch.setenv("DAMLITE_GIT_COMMIT", "abc")
+        monkeypatch.setenv("DAMLITE_GIT_COMMIT", "abc" + "0" * 37)
         ex._git_info.cache_clear()
-        assert ex.git_state() == ("abc", None) and ex.git_problem() is None
+        assert ex.git_state() == ("abc" + "0" * 37, None) and ex.git_problem() is None
     finally:
         ex.TASKS.pop("toy_git")
         monkeypatch.undo()

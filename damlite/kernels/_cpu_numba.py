@@ -20,19 +20,44 @@ from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 prange = numba.prange
 
 
+def _probe():  # pragma: no cover - never called: numba's cache locator is asked where it would cache it
+    return 0
+
+
 def _cache_ok(nb) -> bool:
     """True where numba finds a writable cache directory (else: compile in memory, each process)."""
     try:
-        def probe():  # pragma: no cover - never called
-            return 0
-
-        nb.njit(cache=True)(probe)  # raises "no locator available" where nothing is writable
+        nb.njit(cache=True)(_probe)  # raises "no locator available" where nothing is writable
         return True
     except Exception:  # noqa: BLE001
         return False
 
 
 _CACHE = _cache_ok(numba)
+
+
+def cache_dir():
+    """The directory where numba caches these kernels (``__pycache__`` beside this file, or under
+    ``$NUMBA_CACHE_DIR``), or None where they are not cached."""
+    if not _CACHE:
+        return None
+    try:
+        from numba.core.caching import FunctionCache  # noqa: PLC0415
+
+        return FunctionCache(_probe)._cache_path
+    except Exception:  # noqa: BLE001 - numba's internals moved: no hint
+        return None
+
+
+def cache_hint() -> str:
+    """What to do when the kernels fail on every run: numba's on-disk cache may be damaged; how to clear it."""
+    where = cache_dir()
+    if where is None:
+        return ""
+    import os  # noqa: PLC0415
+
+    return (f" If this comes back on every run, numba's on-disk cache may be damaged: delete "
+            f"{os.path.join(where, '_cpu_numba.*.nbi')} and .nbc (numba compiles the kernels again).")
 
 
 def njit(fn=None, **kw):

@@ -140,9 +140,13 @@ def _fail(reason: str):
     _failure = reason
     if not _warned:
         _warned = True
+        try:  # where numba caches the kernels, to clear it if they fail on every run
+            hint = _kernels.cache_hint() if _kernels is not None else ""
+        except Exception:  # noqa: BLE001 - a hint only
+            hint = ""
         warnings.warn(
-            f"damlite's numba CPU kernels are off ({reason}); running the NumPy path (same results, slower). "
-            "Set DAMLITE_CPU_KERNELS=numpy to choose the NumPy path and silence this warning.",
+            f"damlite's numba CPU kernels are off ({reason}); running the NumPy path (same results, slower).{hint} "
+            "DAMLITE_CPU_KERNELS=numpy chooses the NumPy path from the start.",
             CpuKernelsWarning, stacklevel=4)
 
 

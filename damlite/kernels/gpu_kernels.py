@@ -49,10 +49,12 @@ import warnings
 
 from array_api_compat import is_cupy_namespace, is_numpy_namespace
 
+from ..backend import GPU_KERNEL_MODES as _MODES
+from ..backend import env_choice
+
 __all__ = ["available", "fail", "kernel_args", "kernels", "launch", "launch_outputs", "loss_and_gradient_bipolar",
            "mode", "row_wise", "row_wise_kernels", "status", "usable", "whole_epochs"]
 
-_MODES = ("auto", "minibatch", "threepass", "reference")
 _THREADS = 128  # threads per block
 ROWS_PER_CHUNK = 50  # rows summed per partial of the evaluated columns' gradient
 _state = {"failed": None, "fit_failed": None, "row_wise_failed": None, "kernels": None}
@@ -60,10 +62,7 @@ _state = {"failed": None, "fit_failed": None, "row_wise_failed": None, "kernels"
 
 def mode() -> str:
     """The ``DAMLITE_GPU_KERNELS`` setting, checked: ``auto``, ``minibatch``, ``threepass`` or ``reference``."""
-    value = os.environ.get("DAMLITE_GPU_KERNELS", "auto").strip().lower() or "auto"
-    if value not in _MODES:
-        raise ValueError(f"DAMLITE_GPU_KERNELS must be one of {', '.join(_MODES)}; got {value!r}")
-    return value
+    return env_choice("DAMLITE_GPU_KERNELS", _MODES, "auto")
 
 
 def _import_cuda():

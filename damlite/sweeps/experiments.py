@@ -55,6 +55,29 @@ leave Ctrl-C to the sweep) and raises :class:`SweepInterrupted` within a
 moment; a second Ctrl-C while it stops is ignored. A write that fails (a full
 disk, ``ulimit -f``) is taken back, so the file still ends on a whole line, and
 the error names the file.
+
+A sweep that cannot loop or lie: a task's records are made JSON-plain (NumPy
+scalars become numbers; anything else that is no JSON value fails the block,
+naming the record and field), and each line is checked as readers check it
+before it is written (a line they would skip fails its block instead of being
+appended on every run). Before each write the writer compares the file with
+what it left (device, inode, size); if another program truncated, replaced or
+grew it, the writer repairs its tail as at the start, takes the blocks it holds
+now as done, and says so in one line; a block of this run that the file no
+longer holds at the end fails the sweep. So :func:`run_sweep` returns only when
+every block it was to run is in the file, and the command line exits non-zero
+whenever blocks are left undone for any reason but an interrupt or
+``--max-blocks``.
+
+Limits
+------
+(:mod:`damlite.sweeps.limits`) Before any work: ``workers`` is capped at the
+pending blocks, at two per core and at the blocks that fit in memory side by side; a
+block whose task's memory estimate plus the budget exceeds the machine's memory
+(the GPU's, on CuPy), or the address-space limit (``ulimit -v``) with what the
+process maps already, is refused in one line naming it. Block keys hold the
+exact grid values (:attr:`~damlite.sweeps.blocks.Block.key`), so two grids that
+agree to 6 digits are two blocks; lines keyed as before are still read.
 """
 from __future__ import annotations
 
@@ -67,7 +90,6 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 
@@ -76,8 +98,10 @@ import numpy as np
 # Blocks, the task registry and result files have modules of their own; their names stay importable from here.
 from .blocks import (BASE_SEED, BUILTIN_TASKS, TASKS, Block, TaskSpec, get_task, profile_blocks,  # noqa: F401
                      profile_name, register_task)
-from .resultfiles import (ResultFileError, _append_line, _check_path, _repair_tail, _WriterLock,  # noqa: F401
-                          check_out_dir, load_provenance, load_records, read_results, results_path)
+from . import limits
+from .resultfiles import (ResultFileError, _append_line, _change, _check_path, _expected,  # noqa: F401
+                          _file_state, _line_problem, _repair_tail, _WriterLock, check_out_dir, load_provenance,
+                          load_records, read_results, results_path)
 
 __all__ = [
     "run_block",
@@ -112,8 +136,19 @@ def _git(*args):
     return None, f"git said: {why.removeprefix('fatal: ')}"
 
 
+def _env_commit():
+    """$DAMLITE_GIT_COMMIT, checked: a full commit hash (40 or 64 hexadecimal digits, lower case), or None."""
+    raw = os.environ.get("DAMLITE_GIT_COMMIT", "")
+    value = raw.strip().lower()
+    if value and not (len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)):
+        raise ValueError(f"DAMLITE_GIT_COMMIT must be a full commit hash (40 or 64 hexadecimal digits), got {raw!r}; "
+                         f"`git rev-parse HEAD` in the checkout prints it")
+    return value or None
+
+
 @functools.lru_cache(maxsize=1)
 def _git_info() -> tuple:
+    env = _env_commit()  # checked even where git answers: a switch has one meaning everywhere
     commit, why = _git("rev-parse", "--verify", "HEAD")
     top, _ = _git("rev-parse", "--show-toplevel") if commit else (None, None)
     root = Path(__file__).resolve().parents[2]
@@ -122,8 +157,7 @@ def _git_info() -> tuple:
         return commit, (None if dirty is None else bool(dirty)), None
     if commit:  # some other repository around an installed copy: not damlite's commit
         why = f"{root} is not the top of a git checkout"
-    env = os.environ.get("DAMLITE_GIT_COMMIT", "").strip()
-    return (env or None), None, (None if env else why)
+    return env, None, (None if env else why)
 
 
 def git_state() -> tuple:
@@ -205,11 +239,43 @@ def run_block(block: Block, *, backend="auto", memory_budget=None) -> dict:
     start = time.perf_counter()
     records = spec.run_block(block, backend=backend, dtype=block.dtype, memory_budget=budget)
     seconds = time.perf_counter() - start
+    if not isinstance(records, (list, tuple)):
+        raise TypeError(f"task {block.task!r} returned a {type(records).__name__}, not a list of records (dicts)")
     ident = block.identity()
-    records = [{**ident, **rec} for rec in records]
+    records = [{**ident, **_json_record(rec, g)} for g, rec in enumerate(records)]
     prov = provenance(backend)
-    prov.update(seconds=round(seconds, 3), memory_budget=budget, seed=[block.base_seed, zlib.crc32(block.key.encode())])
+    prov.update(seconds=round(seconds, 3), memory_budget=budget, seed=block.seed_entropy)
     return {"key": block.key, "block": block.to_json(), "provenance": prov, "records": records}
+
+
+def _json_record(rec, g) -> dict:
+    """Record ``g`` with NumPy scalars as Python numbers; ValueError naming the field of anything else
+    that is no JSON value."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"record {g} is a {_type_name(rec)}, not a dict")
+    return {k: _json_value(v, g, k) for k, v in rec.items()}
+
+
+def _type_name(v) -> str:
+    t = type(v)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _json_value(v, g, field):
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, np.generic) and isinstance(v, (np.bool_, np.integer, np.floating)):
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x, g, field) for x in v]
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        return {k: _json_value(x, g, field) for k, x in v.items()}
+    raise ValueError(f"record {g}'s field {field!r} is a {_type_name(v)}, not a JSON value (a number, string, "
+                     f"bool or None, or a list or dict of them); convert it in the task (e.g. .tolist())")
 
 
 def _default_budget(backend_name):
@@ -226,6 +292,7 @@ def check_memory_budget(memory_budget, backend_name="numpy") -> int:
     if (isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Real)
             or not math.isfinite(memory_budget) or memory_budget < 1):
         raise ValueError(f"memory_budget must be a finite number of bytes >= 1 (or None), got {memory_budget!r}")
+    limits.check_budget(int(memory_budget), backend_name)
     return int(memory_budget)
 
 
@@ -347,7 +414,8 @@ def _one_line(err) -> str:
     """``Type: message`` of an exception, on one line (at most 300 characters)."""
     text = " ".join(str(err).split()) or "(no message)"
     text = text if len(text) <= 300 else text[:297] + "..."
-    hint = " (out of memory: lower --memory-budget or run fewer --workers)" if isinstance(err, MemoryError) else ""
+    hint = (" (out of memory: run fewer --workers, lower --memory-budget, which bounds the intermediates, or give "
+            "the block a smaller grid)") if isinstance(err, MemoryError) else ""
     return f"{type(err).__name__}: {text}{hint}"
 
 
@@ -356,15 +424,26 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
               say=print) -> Path:
     """Run every block of ``task``'s ``profile`` (or the given ``blocks``) not yet in the result file.
 
-    Blocks already on disk are skipped (resume). With ``executor`` (any
+    Blocks already on disk are skipped (resume); when every block is there, nothing
+    is opened for writing (a complete file on read-only storage is nothing to do). With ``executor`` (any
     :class:`concurrent.futures.Executor`, e.g. ``dask.distributed.Client(...).get_executor()``)
     blocks run there; otherwise ``workers > 1`` starts a local process pool and
     ``workers == 1`` runs them here. ``max_blocks`` stops after that many new
     blocks (for tests and time-boxed runs). The result file is locked for the
     whole sweep (see the module doc). Returns the result file's path.
 
-    Every block that finishes is written, whatever happens to the others. A
-    block that raises is reported (``say``) in one line; after a failure no new
+    Before any work (without ``executor``), ``workers`` is capped at the pending blocks, at
+    :data:`~damlite.sweeps.limits.WORKERS_PER_CORE` per core and at the blocks that fit in memory
+    side by side (one line said when capped), and a block that cannot fit in memory
+    or under ``ulimit -v`` is refused (:func:`damlite.sweeps.limits.check_blocks`).
+
+    Every block that finishes is written, whatever happens to the others, once
+    its line passes the check readers apply (a line they would skip is not
+    written: its block fails, naming the field). Before each write the writer
+    checks that the file is as it left it; if another program changed it, the
+    writer repairs its tail as it does at the start and says so in one line,
+    and a block of this run that the file no longer holds at the end counts as
+    failed. A block that raises is reported (``say``) in one line; after a failure no new
     block starts (the running ones finish and are written) unless
     ``keep_going``; then :class:`SweepFailed` is raised. Ctrl-C or SIGTERM
     writes the blocks already finished, cancels the rest, stops the local
@@ -384,11 +463,32 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
             raise ValueError(f"{arg} must be an integer >= {least}, got {value!r}")
     from ..backend import get_backend  # noqa: PLC0415
 
-    check_memory_budget(memory_budget, get_backend(backend)[1].name)
+    backend_name = get_backend(backend)[1].name
+    budget = check_memory_budget(memory_budget, backend_name)
     git_state()  # resolved now, before any worker starts: the commit of the code this sweep loaded
     if git_problem():
         warnings.warn(f"no git commit will be recorded in the provenance ({git_problem()}); "
                       f"set DAMLITE_GIT_COMMIT to the commit of this code to record one", stacklevel=2)
+    metric, keys = _expected(task, name)
+    strays = [b for b in blocks if b.task != task or (keys is not None and b.key not in keys)]
+    if strays:
+        b = strays[0]
+        raise ValueError(f"block {b.label} of task {b.task!r} is not a block of {task}'s profile {name!r}: readers "
+                         f"of {task}-{name}.jsonl would skip its line; run it under its own task and profile")
+    index = {b.key: i for i, b in enumerate(blocks, start=1)}
+    number = lambda b: f"{index.get(b.key, '?')}/{len(blocks)}"  # noqa: E731
+    out = results_path(out_dir, task, name)
+    # read without the lock (readers never need it): what is left, checked before anything is written
+    done = ({line["key"] for line in read_results(out, task=task, profile=name, warn=False)}
+            if Path(out_dir).is_dir() and _check_path(out) else set())
+    pending = [b for b in blocks if b.key not in done]
+    if not pending:
+        return out
+    if max_blocks is not None:
+        pending = pending[: int(max_blocks)]
+    if executor is None:  # blocks run on this machine (an executor's workers may be other machines)
+        limits.check_blocks(pending, spec, budget, backend_name, number)
+        workers = limits.cap_workers(workers, pending, spec, budget, backend_name, say)
     out = results_path(check_out_dir(out_dir), task, name)
     if _check_path(out) and not os.access(out, os.W_OK):
         raise ResultFileError(f"{out} is read-only; make it writable or choose another --out")
@@ -403,7 +503,7 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
         bar = tqdm(total=total, initial=total - sum(b.n_networks for b in blocks if b.key not in done),
                    unit="cell", desc=f"{task}-{name}", disable=not progress or (text_bar and sys.stderr is None),
                    smoothing=0.0, **({"file": _SafeStream(sys.stderr)} if text_bar else {}))
-        run = _Run(out, name, blocks, say, bar, signals)
+        run = _Run(out, task, name, blocks, say, bar, signals, metric=metric, keys=keys)
         try:
             run.all(todo, spec, executor=executor, workers=workers, backend=backend, memory_budget=memory_budget,
                     keep_going=keep_going)
@@ -415,9 +515,10 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
                 f"done in {out}), rerun the same command to resume", path=out, kept=run.kept, signum=signum) from None
         finally:
             bar.close()
+        run.check_kept()
     if run.failed:
         (first, error), more = run.failed[0], len(run.failed) - 1
-        left = len(todo) - run.kept - len(run.failed)
+        left = len(todo) - len(run.written) - len(run.failed) + len(run.lost) - len(run.skipped)
         raise SweepFailed(
             f"block {run.number(first)} ({first.label}) failed: {error}" + (f"; {more} more failed" if more else "")
             + f"; {run.kept} finished block{'s' * (run.kept != 1)} written to {out}"
@@ -429,20 +530,76 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
 class _Run:
     """One sweep's loop: runs blocks (here, in a local pool or on an executor), appends each one that finishes."""
 
-    def __init__(self, out, profile, blocks, say, bar, signals):
-        self.out, self.profile, self.say, self.bar, self.signals = out, profile, say, bar, signals
+    def __init__(self, out, task, profile, blocks, say, bar, signals, *, metric=None, keys=None):
+        self.out, self.task, self.profile, self.say, self.bar, self.signals = out, task, profile, say, bar, signals
+        self.metric, self.keys = metric, keys
         self.index = {b.key: i for i, b in enumerate(blocks, start=1)}
         self.n_blocks = len(blocks)
-        self.kept = 0
+        self.written = []  # blocks this run appended
+        self.lost = []  # of those, the ones the file no longer holds at the end
         self.failed = []
+        self.skipped = []  # blocks another writer put in the file while this one ran
+        self.todo = []
+        self.elsewhere = set()  # keys of the blocks the file held when this writer last saw it change
+        self.state = _file_state(out)  # the file as this writer left it
+
+    @property
+    def kept(self):
+        return len(self.written) - len(self.lost)
 
     def number(self, block):
         return f"{self.index.get(block.key, '?')}/{self.n_blocks}"
 
-    def finished(self, block, line):
-        _append_line(self.out, {"key": line["key"], "profile": self.profile, **line})
-        self.kept += 1
+    def finished(self, block, line, *, running=0, going_on=False) -> bool:
+        """Append a finished block's line if readers would take it (else fail the block); False if not written."""
+        line = {"key": line["key"], "profile": self.profile, **line}
+        problem = _line_problem(line, self.task, self.profile, self.metric, self.keys)
+        if problem is not None:
+            self.fail(block, f"its line would be skipped by every reader ({problem}); not written",
+                      running=running, going_on=going_on)
+            return False
+        self.notice()
+        self.state = _append_line(self.out, line)
+        self.written.append(block)
         self.bar.update(block.n_networks)
+        return True
+
+    def notice(self):
+        """If another program changed the file since this writer last wrote it, repair its tail as at the
+        start, note the blocks it holds now (they are not run again) and say so in one line."""
+        now = _file_state(self.out)
+        if now == self.state:
+            return
+        how = _change(self.state, now)
+        did = _repair_tail(self.out, say=lambda _: None) or ("its last line is whole" if now else "nothing to repair")
+        self.state = _file_state(self.out)
+        self.elsewhere = {line["key"] for line in read_results(self.out, task=self.task, profile=self.profile,
+                                                                 warn=False)}
+        mine = {b.key for b in self.written}
+        there = [b for b in self.todo if b.key in self.elsewhere and b.key not in mine and b not in self.skipped]
+        skips = "".join(f"block {self.number(b)} ({b.label}) is in it already, not run again; " for b in there)
+        self.say(f"{self.out.name} changed under this sweep: it {how}; {did}; {skips}appending the next block to "
+                 f"it (blocks it no longer holds are reported at the end)")
+
+    def done_elsewhere(self, block) -> bool:
+        """True (and the block counted as done) if another writer put the block in the file during this sweep."""
+        self.notice()
+        if block.key not in self.elsewhere:
+            return False
+        self.skipped.append(block)
+        self.bar.update(block.n_networks)
+        return True
+
+    def check_kept(self):
+        """Blocks this run wrote that the file no longer holds (another program changed it): failed."""
+        if not self.written:
+            return
+        now = {line["key"] for line in read_results(self.out, task=self.task, profile=self.profile, warn=False)}
+        for block in self.written:
+            if block.key not in now:
+                self.lost.append(block)
+                self.failed.append((block, "lost: its line was written, then the result file changed under the "
+                                           "sweep and no longer holds it"))
 
     def fail(self, block, error, *, running=0, going_on=False):
         """Note a failed block; say so now only while work goes on (the sweep's error names the first one)."""
@@ -455,8 +612,11 @@ class _Run:
                      f"to finish (Ctrl-C stops {'them' if running > 1 else 'it'})")
 
     def all(self, todo, spec, *, executor, workers, backend, memory_budget, keep_going):
+        self.todo = list(todo)
         if executor is None and (workers == 1 or len(todo) <= 1):
             for block in todo:
+                if self.done_elsewhere(block):
+                    continue
                 try:
                     with self.signals.interruptible():
                         line = run_block(block, backend=backend, memory_budget=memory_budget)
@@ -465,7 +625,8 @@ class _Run:
                     if not keep_going:
                         break
                     continue
-                self.finished(block, line)
+                if not self.finished(block, line, going_on=keep_going and block is not todo[-1]) and not keep_going:
+                    break
             self.signals.check()
             return
         own = executor is None
@@ -491,6 +652,8 @@ class _Run:
             while True:
                 while queue and not stop and len(running) < window:
                     block = queue.pop()
+                    if self.done_elsewhere(block):
+                        continue
                     running[executor.submit(_run_block_entry, spec.run_block, block, backend, memory_budget)] = block
                 if not running:
                     break
@@ -503,7 +666,9 @@ class _Run:
                         continue
                     err = fut.exception()
                     if err is None:
-                        self.finished(block, fut.result())
+                        if not self.finished(block, fut.result(), running=len(running),
+                                             going_on=keep_going and bool(queue or running)):
+                            stop = stop or not keep_going
                     elif isinstance(err, BrokenProcessPool):  # the pool is gone, with every block it ran
                         stop = True
                         self.fail(block, "lost: a worker process died (killed, or out of memory?)")
@@ -583,6 +748,7 @@ def good_region(table, *, tolerance=0.5, lower_is_better=True):
     1/T range (geometric mean too). Where no cell is finite (every network
     failed) the values are NaN and the good fraction 0.
     """
+    _check_tolerance(tolerance)
     its, lrs, z = table
     if not np.isfinite(z).any():  # every network failed (overflow): no optimum, no good region
         nan = float("nan")
@@ -607,8 +773,19 @@ def good_region(table, *, tolerance=0.5, lower_is_better=True):
     }
 
 
+def _check_tolerance(tolerance):
+    import math  # noqa: PLC0415
+    import numbers  # noqa: PLC0415
+
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not (
+            math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"tolerance must be a finite number >= 0 (a distance from the best cell's metric), "
+                         f"got {tolerance!r}")
+
+
 def summarize(records, *, tolerance=0.5, metric="distance", lower_is_better=True):
     """One row per (N, variant, dtype, grid, n): optimum and size of the good region."""
+    _check_tolerance(tolerance)
     groups = sorted({(r.get("N"), r["variant"], r["dtype"], r["grid"], r["n"]) for r in records},
                     key=lambda g: (g[0] or 0, g[1], g[2], g[3], g[4]))
     rows = []

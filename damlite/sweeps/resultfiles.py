@@ -6,7 +6,10 @@ line only when it is a complete, valid line of a block of the file's task and
 profile. The writer (:func:`damlite.sweeps.experiments.run_sweep`) holds
 an exclusive lock on ``<file>.lock`` for the whole sweep, repairs a cut-short
 last line and appends each block in one fsync'd write that a full disk takes
-back.
+back, after checking the line as readers do (:func:`_line_problem`) and that
+the file is as it left it (:func:`_file_state`). A line keyed as damlite keyed
+lines before keys were exact (grid values to 6 digits) is read as its block's
+line, under the block's key today.
 """
 from __future__ import annotations
 
@@ -70,37 +73,57 @@ def _expected(task, profile):
 
 
 def _line_problem(obj, task=None, profile=None, metric=None, keys=None):
-    """Why ``obj`` is not a complete result line of ``task``'s ``profile`` (None if it is)."""
+    """Why ``obj`` is not a complete result line of ``task``'s ``profile`` (None if it is).
+
+    The one check of a line: readers apply it to each line they read, and the writer to each
+    line before it writes it (so a block whose line readers would skip fails, naming the field)."""
+    return _check_line(obj, task, profile, metric, keys)[0]
+
+
+def _check_line(obj, task=None, profile=None, metric=None, keys=None):
+    """(why ``obj`` is not a complete result line, or None; its block's key, or None).
+
+    A line keyed as damlite keyed it before keys were exact (:attr:`Block.legacy_key`) is its
+    block's line: the key returned is the block's key today."""
     if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
-        return "not a result line (bad JSON, or no 'key')"
+        return "not a result line (bad JSON, or no 'key')", None
     try:
         block = Block.from_json(obj["block"])
         key = block.key
     except (KeyError, TypeError, ValueError, AttributeError):
-        return "its 'block' is missing or malformed"
-    if key != obj["key"]:
-        return "its 'key' is not its block's key"
+        return "its 'block' is missing or malformed", None
+    if obj["key"] != key and obj["key"] != block.legacy_key:
+        return "its 'key' is not its block's key", None
     if task is not None and block.task != task:
-        return f"a block of task {block.task!r}, not {task!r}"
+        return f"a block of task {block.task!r}, not {task!r}", None
     if profile is not None and obj.get("profile", profile) != profile:
-        return f"a line of profile {obj['profile']!r}, not {profile!r}"
+        return f"a line of profile {obj['profile']!r}, not {profile!r}", None
     if keys is not None and key not in keys:
-        return f"not a block of {block.task}'s profile {profile!r}"
+        return f"not a block of {block.task}'s profile {profile!r}", None
     if not isinstance(obj.get("provenance"), dict):
-        return "no provenance"
+        return "no provenance", None
     records = obj.get("records")
     if not isinstance(records, list) or len(records) != block.n_networks:
         got = len(records) if isinstance(records, list) else "no"
-        return f"{got} records where its block has {block.n_networks} networks"
+        return (f"{got} records where its block has {block.n_networks} network"
+                f"{'s' * (block.n_networks != 1)}"), None
     ident = block.identity()
     for g, (rec, (r, _, _, it, lr)) in enumerate(zip(records, block.cells())):
-        if not isinstance(rec, dict) or any(rec.get(k) != v for k, v in ident.items()):
-            return f"record {g} does not carry its block's identity"
-        if (rec.get("repeat"), rec.get("inv_temperature"), rec.get("learning_rate")) != (r, it, lr):
-            return f"record {g} is not network {g} of its block (repeat, 1/T, learning rate)"
+        if not isinstance(rec, dict):
+            return f"record {g} is not an object", None
+        for k, v in ident.items():
+            if rec.get(k) != v:
+                got = "missing" if k not in rec else repr(rec[k])
+                return (f"record {g} does not carry its block's identity: its {k!r} is {got}, not its block's "
+                        f"{v!r}"), None
+        for k, v in (("repeat", r), ("inv_temperature", it), ("learning_rate", lr)):
+            if rec.get(k) != v:
+                got = "missing" if k not in rec else repr(rec[k])
+                return f"record {g} is not network {g} of its block: its {k!r} is {got}, not {v!r}", None
         if metric is not None and not (rec.get(metric, "") is None or isinstance(rec.get(metric), (int, float))):
-            return f"record {g} has no {metric!r} (a number, or null)"
-    return None
+            return f"record {g} has no {metric!r} (a number, or null)", None
+    return None, key
+
 
 
 def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
@@ -140,8 +163,9 @@ def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
         if task is None and _line_problem(obj) is None:  # a file named otherwise: its first line's task
             task = obj["block"]["task"]
             metric, keys = _expected(task, None)
-        problem = _line_problem(obj, task, profile, metric, keys)
+        problem, key = _check_line(obj, task, profile, metric, keys)
         if problem is None:
+            obj["key"] = key  # a key written before keys were exact: the block's key today
             out.append(obj)
         elif warn and number <= len(lines):
             warnings.warn(f"{path}:{number}: {problem}; skipped, not counted as a finished block", stacklevel=2)
@@ -216,21 +240,22 @@ class _WriterLock:
 
 
 def _repair_tail(path: Path, say=print):
-    """Writer only, under the lock: end the file on a newline before appending.
+    """Writer only, under the lock: end the file on a newline before appending; returns what it did
+    (None when the file already ends on a newline), which it also says unless it only added a newline.
 
     A last line without its newline that is a complete line gets its newline;
     the start of a record (a write cut short) is removed; anything else is kept
     and ended with a newline (readers then skip it with a warning).
     """
     if not path.exists():
-        return
+        return None
     with open(path, "r+b") as fh:
         size = fh.seek(0, os.SEEK_END)
         if size == 0:
-            return
+            return None
         fh.seek(max(0, size - 1))
         if fh.read(1) == b"\n":
-            return
+            return None
         data = path.read_bytes()
         start = data.rfind(b"\n") + 1
         tail = data[start:]
@@ -239,14 +264,41 @@ def _repair_tail(path: Path, say=print):
             fh.seek(0, os.SEEK_END)
             fh.write(b"\n")
             if _parse_line(tail) is None:
-                say(f"{path.name}: line {number} has no newline and is not a result line; kept, "
-                    f"ended with a newline (readers skip it)")
+                did = (f"line {number} has no newline and is not a result line; kept, ended with a newline "
+                       f"(readers skip it)")
+                say(f"{path.name}: {did}")
+            else:
+                did = f"its last line (line {number}) lacked its newline; added"
         else:
             fh.truncate(start)
-            say(f"{path.name}: removed an unfinished last line ({len(tail)} bytes, no newline: a write that was "
-                f"cut short); it held part of a block's line, and that block is not done")
+            did = (f"removed an unfinished last line ({len(tail)} bytes, no newline: a write that was cut short); "
+                   f"it held part of a block's line, and that block is not done")
+            say(f"{path.name}: {did}")
         fh.flush()
         os.fsync(fh.fileno())
+    return did
+
+
+def _file_state(path: Path):
+    """(device, inode, size) of the file at ``path``, or None where there is none: what the writer saw last."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size
+
+
+def _change(before, now) -> str:
+    """How a result file changed between two :func:`_file_state` s, in a few words."""
+    if now is None:
+        return "was removed (a new file is started at its path)"
+    if before is None:
+        return f"was created by another program ({now[2]} bytes)"
+    if now[:2] != before[:2]:
+        return f"was replaced by another file ({now[2]} bytes)"
+    if now[2] < before[2]:
+        return f"shrank from {before[2]} to {now[2]} bytes"
+    return f"grew by {now[2] - before[2]} bytes that this sweep did not write"
 
 
 def _write_error(path, err) -> str:
@@ -260,7 +312,9 @@ def _write_error(path, err) -> str:
 
 
 def _append_line(path: Path, obj: dict):
-    """Append one line in one piece: fsync'd, or (a full disk) taken back so the file ends on a newline."""
+    """Append one line in one piece: fsync'd, or (a full disk) taken back so the file ends on a newline.
+
+    Returns the file's :func:`_file_state` just after the write."""
     data = (json.dumps(obj, separators=(",", ":"), allow_nan=True) + "\n").encode()
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
@@ -273,10 +327,12 @@ def _append_line(path: Path, obj: dict):
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
+            st = os.fstat(fd)
         except OSError as err:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, start)
             raise ResultFileError(_write_error(path, err)) from None
+        return st.st_dev, st.st_ino, st.st_size
     finally:
         os.close(fd)
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..experiments import Block, register_task
 
-__all__ = ["AUTOASSOCIATIVE", "CENSORED_LOWS", "GRIDS", "LEAKS", "autoassociative_block", "extend_down",
-           "run_autoassociative_block", "task_streams"]
+__all__ = ["AUTOASSOCIATIVE", "CENSORED_LOWS", "GRIDS", "LEAKS", "autoassociative_block", "block_memory",
+           "extend_down", "run_autoassociative_block", "task_streams"]
 
 #: The autoassociative task's fixed choices (the paper leaves them open; see chapter 6).
 AUTOASSOCIATIVE = {
@@ -144,6 +144,22 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
             for name, values in extra.items():
                 records[-1][name] = float(values[g]) if np.isfinite(values[g]) else None
     return records
+
+
+def block_memory(block: Block) -> int:
+    """Bytes a block's own arrays take at most, beyond the memory budget (an estimate, for the sweep's checks).
+
+    One repeat's G = grid-cell networks live at a time: with K memories of N neurons and P patterns, about
+    ``itemsize * (10 G K N + 2 G P N + 2 G K P)`` (memories, their velocities and gradients and copies;
+    the relaxed states; the similarities), plus ``8 G K N`` for the float64 initial memories of a
+    float32 or float16 block. Measured peak resident memory at G = 400 (numba and NumPy paths, float64):
+    (N, K, P) = (100, 100, 20): 256-317 MiB (estimate 330); (50, 200, 50): 305 MiB (381);
+    (200, 20, 100): 208 MiB (256).
+    """
+    o = block.options
+    G, K, N, P = block.n_cells, o["memories"], o["N"], o["patterns"]
+    item = {"float16": 2, "float32": 4}.get(block.dtype, 8)
+    return item * (10 * G * K * N + 2 * G * P * N + 2 * G * K * P) + (8 * G * K * N if item < 8 else 0)
 
 
 def _aa_quick():
@@ -348,4 +364,5 @@ register_task("autoassociative", run_autoassociative_block,
                         "leak250": _aa_leak250,
                         "rectified": _aa_rectified_control,
                         "sensitivity": _aa_sensitivity, "wide": _aa_wide, "fine250": _aa_fine250,
-                        "scorecard": _aa_scorecard, "censored": _aa_censored, "smoke": _aa_smoke})
+                        "scorecard": _aa_scorecard, "censored": _aa_censored, "smoke": _aa_smoke},
+              memory=block_memory)

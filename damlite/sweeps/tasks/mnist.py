@@ -17,7 +17,7 @@ from ..experiments import Block, register_task
 from ...interactions import make_interaction
 from ...network import DEFAULT_MEMORY_BUDGET
 
-__all__ = ["MNIST_TASK", "MNIST_GRIDS", "mnist_block", "run_mnist_block"]
+__all__ = ["MNIST_TASK", "MNIST_GRIDS", "block_memory", "mnist_block", "run_mnist_block"]
 
 #: Fixed choices of the "mnist" sweep task. The paper gives K = 256, 500 epochs,
 #: n in {2, 5, 10, 20} and validation F1; the rest is ours (Krotov & Hopfield's
@@ -61,6 +61,17 @@ def mnist_block(variant, n, grid="paper", *, repeats=1, dtype="float64", grids=N
         inv_t = tuple(float(f"{x / N:.6g}") for x in inv_t)
     return Block("mnist", variant, int(n), name, tuple(float(x) for x in inv_t), tuple(float(x) for x in lrs),
                  int(repeats), dtype, tuple(sorted(settings.items())))
+
+
+def block_memory(block) -> int:
+    """Bytes a block's own arrays take at most, beyond the memory budget (an estimate, for the sweep's checks):
+    ``itemsize * 10 G K N`` for one repeat's G networks of K memories over N = 794 neurons (as the
+    autoassociative task's :func:`~damlite.sweeps.tasks.autoassociative.block_memory`), and the digits
+    in float64, twice (the training, validation and test sets as loaded and as the networks' inputs)."""
+    o = block.options
+    item = {"float16": 2, "float32": 4}.get(block.dtype, 8)
+    rows = (o.get("n_train") or 60000) + o.get("validation_size", 10000) + 10000
+    return item * 10 * block.n_cells * o["memories"] * 794 + 2 * 8 * rows * 794
 
 
 def _mnist_data(o):
@@ -211,7 +222,7 @@ def _mnist_smoke():
             for n in (2, 5) for v in ("original", "normalized")]
 
 
-register_task("mnist", run_mnist_block, metric="f1", lower_is_better=False,
+register_task("mnist", run_mnist_block, metric="f1", lower_is_better=False, memory=block_memory,
               profiles={"quick": _mnist_quick, "short": _mnist_short, "leak-short": _mnist_leak_short,
                         "leak-quick": _mnist_leak_quick,
                         "leak-cpu": _mnist_leak_cpu, "leak-init": _mnist_leak_init, "full": _mnist_full,
