@@ -280,7 +280,7 @@ def test_the_bottom_lines_follow_from_the_verdicts():
         elif all(v == SUP for v in values):
             assert word == SUP, c["id"]
         elif SUP in values:
-            assert word == "only under " + ", ".join(k for k, v in counted.items() if v == SUP), c["id"]
+            assert word == "only under " + "; ".join(k for k, v in counted.items() if v == SUP), c["id"]
         elif all(v == REF for v in values):
             assert word == REF, c["id"]
         else:

@@ -275,7 +275,8 @@ def bottom_line(readings, stable_share=TOLERANCES["stable_share"]):
     """The bottom line of a claim from its verdicts per reading (rule ``bottom line``).
 
     ``readings``: label -> graded reading (``verdict``, ``bootstrap_same``, ``identity``).
-    Returns {"verdict", "reason", "counted"}.
+    Returns {"verdict", "reason", "counted"}; lists of readings are joined with "; " (a
+    reading's label may hold a comma).
     """
     counted, left_out = {}, []
     for label, g in readings.items():
@@ -288,8 +289,8 @@ def bottom_line(readings, stable_share=TOLERANCES["stable_share"]):
         else:
             counted[label] = g["verdict"]
     missing = [label for label, g in readings.items() if g["verdict"] == "missing input"]
-    aside = "; left out: " + ", ".join(left_out) if left_out else ""
-    aside += "; missing input: " + ", ".join(missing) if missing else ""
+    aside = ". Left out: " + "; ".join(left_out) if left_out else ""
+    aside += ". Missing input: " + "; ".join(missing) if missing else ""
     if not counted:
         if missing:
             return {"verdict": "missing input", "reason": "its inputs are missing" + aside, "counted": []}
@@ -298,11 +299,11 @@ def bottom_line(readings, stable_share=TOLERANCES["stable_share"]):
                     "counted": []}
         return {"verdict": "not tested", "reason": "no reading was run for this claim", "counted": []}
     by = {o: [k for k, v in counted.items() if v == o] for o in OUTCOMES}
-    said = "; ".join(f"{o} under {', '.join(by[o])}" for o in OUTCOMES if by[o]) + aside
+    said = ". ".join(f"{o.capitalize()} under {'; '.join(by[o])}" for o in OUTCOMES if by[o]) + aside
     if len(by[SUPPORTED]) == len(counted):
         word = SUPPORTED
     elif by[SUPPORTED]:
-        word = "only under " + ", ".join(by[SUPPORTED])
+        word = "only under " + "; ".join(by[SUPPORTED])
     elif len(by[REFUTED]) == len(counted):
         word = REFUTED
     else:

@@ -75,7 +75,7 @@ def _past(e, axis="invT"):
     """Words for the edges a region runs past on ``axis``: the direction its true centre may lie."""
     t = e["table"]
     values = t.its if axis == "invT" else t.lrs
-    name = "1/T" if axis == "invT" else "rate"
+    name = ("1/T'" if e["network"] == "normalized" else "1/T") if axis == "invT" else "rate"
     out = [f"past the low {name} edge {values[0]:.2g} (lower)" for c in e["censored"] if c == f"{axis}_low"]
     out += [f"past the high {name} edge {values[-1]:.2g} (higher)" for c in e["censored"] if c == f"{axis}_high"]
     return ("; runs " + " and ".join(out)) if out else ""
@@ -122,7 +122,7 @@ def across_n(reading, network, grids, select, test, label, N=100):
             continue
         votes[g], note = test(es)
         notes.append(f"{g}: {note}")
-        entries += [public(e, votes[g], note if k == 0 else "", label) for k, e in enumerate(es)]
+        entries += [public(e, votes[g], "", label) for e in es]  # the item's note says what decided it
     if not votes:
         return [], []
     outcome, merge_note = C.merge_grids(votes)
@@ -335,7 +335,7 @@ def norm_N(r):
             if recalls(a) and recalls(b):
                 ratio = C.ratio_bounds(C.centre_bounds(b, "invT"), C.centre_bounds(a, "invT"))
                 votes[g] = C.near_bounds(ratio, 1.0, T["N_factor"])
-                past = "; ".join(f"N = {size}{_past(x)[2:]}" for size, x in ((100, a), (250, b)) if _past(x))
+                past = "; ".join(f"N = {size} {_past(x)[2:]}" for size, x in ((100, a), (250, b)) if _past(x))
                 note = f"centre at N = 250 / N = 100: {_interval(ratio)}" + (f" ({past})" if past else "")
             elif recalls(a) or recalls(b):
                 votes[g], note = REFUTED, f"recalls at N = {100 if recalls(a) else 250} only"
@@ -354,7 +354,7 @@ def norm_N(r):
 def headline(r):
     """The quoted contrast: over the n both networks recall, the normalized centres stay within
     0.5 decades while the original's move by at least 1 decade (rule ``censoring`` on each)."""
-    votes, entries, notes = {}, [], []
+    votes, entries, notes, spans = {}, [], [], {}
     for g in _coarse("fine"):
         ns = [n for n in sorted(set(r.ns("original", g)) & set(r.ns("normalized", g)))
               if recalls(r.entry("original", n, g)) and recalls(r.entry("normalized", n, g))]
@@ -366,14 +366,17 @@ def headline(r):
         sm = C.span_bounds([C.centre_bounds(e, "invT") for e in ms])
         oo, om = C.judge(so, T["moves_decades"]), C.judge(sm, hi=T["stable_decades"])
         votes[g] = C.all_of([oo, om])
+        spans[g] = {"normalized": [_r(x) for x in sm], "original": [_r(x) for x in so]}
         note = (f"over n = {', '.join(map(str, ns))}: normalized centres span {sm[0]:.2f} to {sm[1]:.2f} "
                 f"decades ({om}), original {so[0]:.2f} to {so[1]:.2f} ({oo})")
         notes.append(f"{g}: {note}")
-        entries += [public(e, votes[g], note if k == 0 else "", "contrast") for k, e in enumerate(ms + os_)]
+        entries += [public(e, votes[g], "", "contrast") for e in ms + os_]
     if not votes:
         return [], []
     outcome, merge_note = C.merge_grids(votes)
-    return [_item("contrast", None, outcome, votes, "; ".join(notes + ([merge_note] if merge_note else [])))], entries
+    item = _item("contrast", None, outcome, votes, "; ".join(notes + ([merge_note] if merge_note else [])))
+    item["spans"] = spans  # decades the centres can span, (least, most), per grid and network
+    return [item], entries
 
 
 def headline_presence(r):

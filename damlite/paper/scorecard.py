@@ -12,7 +12,7 @@ source (:class:`MissingInputs`), or with ``allow_missing=True`` marks the claims
 
 Layout of one claim::
 
-    {"id", "paper": {"quote", "where"}, "claim", "rule", "rules", "grids", "task", "figure",
+    {"id", "short", "paper": {"quote", "where"}, "claim", "rule", "rules", "grids", "task", "figure",
      "readings": {label: {"verdict", "supported", "refuted", "undetermined", "total",
                           "bootstrap_same", "unstable", "identity", "repeats", "margin",
                           "items": [{"item", "n", "outcome", "grids", "note", "margin"}],
@@ -45,7 +45,7 @@ from .grading_mnist import (mnist_beta1, mnist_consistent, mnist_krotov_range, m
 from .scorecard_markdown import claim_markdown, evidence_dropdown, prose, verdict_cell, where  # noqa: F401
 from .tables import MNIST_N, Reading, load_tables
 
-__all__ = ["CLAIMS", "READINGS", "MissingInputs", "build", "check_inputs", "mnist_seed_spread", "required_blocks",
+__all__ = ["CLAIMS", "READINGS", "SHORT", "MissingInputs", "build", "check_inputs", "mnist_seed_spread", "required_blocks",
            "summary_rows", "write"]
 
 T = C.TOLERANCES
@@ -308,6 +308,36 @@ CLAIMS = {
 }
 
 
+#: The grid edges whose censoring can matter to each claim's test (rule ``direction``); the
+#: others are not listed when the page says why an outcome is undetermined.
+_ALL_EDGES = ("invT_low", "invT_high", "lr_low", "lr_high")
+_INVT = ("invT_low", "invT_high")
+EDGES_THAT_MATTER = {
+    "headline": _INVT, "headline_presence": _ALL_EDGES, "orig_location": _ALL_EDGES, "orig_moves": _INVT,
+    "norm_shift_small": _INVT, "norm_stable": _INVT, "norm_substantial": _ALL_EDGES, "norm_lr": ("lr_high",),
+    "norm_N": _INVT, "leak_behaves": _ALL_EDGES, "reuse_hparams": _ALL_EDGES, "mnist_beta1": _INVT,
+    "mnist_krotov": _INVT, "mnist_consistent": _INVT, "sec_decay_momentum": _INVT,
+}
+
+#: A short name per claim: the rows of the page's matrix.
+SHORT = {
+    "headline": "headline: one stays put, one moves", "headline_presence": "headline: at n ≥ 20",
+    "orig_location": "orig.: near 1/T = 1e-2, rate 0.5", "orig_moves": "orig.: moves with n",
+    "orig_degrades": "orig.: top rate degrades", "orig_gone": "orig.: gone by n = 20",
+    "orig_increased": "orig.: worse where it was", "norm_shift_small": "norm.: shifts a little, n ≤ 5",
+    "norm_stable": "norm.: near 1/T′ = 0.9", "norm_substantial": "norm.: substantial",
+    "norm_lr": "norm.: larger rates", "norm_N": "norm.: same for N = 100, 250",
+    "leak_behaves": "leaky F behaves well", "reuse_hparams": "norm.: one setting for all n",
+    "overflow_not_cause": "orig.: not overflow", "n2_learnable": "n = 2 learnable exactly",
+    "theory_homogeneous": "polynomial F homogeneous", "theory_exponential": "exponential F unchanged",
+    "theory_overflow": "1e120 overflows float32", "mnist_shrink": "shrinks slightly",
+    "mnist_proportional": "shrinks alike in both", "mnist_shape": "same shape in both",
+    "mnist_beta1": "normalized near 1/T′ = 1", "mnist_krotov": "original holds 1/540",
+    "mnist_consistent": "centre as autoassociative", "sec_decay_momentum": "decay 1.0, momentum",
+    "sec_m": "m = 1 as good as 2, 4",
+}
+
+
 # ------------------------------------------------------------------------------ inputs
 class MissingInputs(ValueError):
     """Result files or blocks that claims grade from are absent: ``problems`` lists
@@ -525,8 +555,9 @@ def build(results="book/results", *, bootstrap=BOOTSTRAP, allow_missing=False):
                 items, _ = c["fn"]()
                 graded[label] = dict(C.verdict_of(it["outcome"] for it in items), bootstrap_same=None,
                                      unstable=False, identity=None, repeats=[], items=items, per_n=[])
-        out["claims"].append({"id": cid, "paper": c["paper"], "claim": c["claim"], "rule": c["rule"],
-                              "rules": list(c["rules"]), "grids": list(c["grids"]), "task": c["task"],
+        out["claims"].append({"id": cid, "short": SHORT[cid], "paper": c["paper"], "claim": c["claim"], "rule": c["rule"],
+                              "rules": list(c["rules"]), "grids": list(c["grids"]),
+                              "edges_that_matter": list(EDGES_THAT_MATTER.get(cid, ())), "task": c["task"],
                               "figure": c["figure"], "readings": graded, "bottom_line": C.bottom_line(graded)})
     out["measurements"] = {"mnist_seeds": mnist_seed_spread(root_mn),
                            "mnist_files": [s for s in MNIST_STEMS if (root_mn / f"{s}.jsonl").exists()],

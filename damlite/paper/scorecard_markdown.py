@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SYMBOLS", "claim_markdown", "counts_text", "evidence_dropdown", "legend_markdown", "matrix_markdown",
-           "prose", "rules_markdown", "symbol", "verdict_cell", "where"]
+__all__ = ["EDGE_WORDS", "SYMBOLS", "claim_markdown", "counts_text", "evidence_dropdown", "legend_markdown", "matrix_markdown",
+           "prose", "rules_markdown", "symbol", "undetermined_markdown", "verdict_cell", "where"]
 
 #: One symbol per verdict in the matrix (:func:`symbol`).
 SYMBOLS = {"supported": "✓", "refuted": "✗", "undetermined": "?", "unstable": "~", "identity": "=",
            "not tested": "–", "missing input": "!"}
 _SYMBOL_WORDS = {"supported": "supported", "refuted": "refuted", "undetermined": "undetermined",
-                 "unstable": "unstable (fewer than 80 % of bootstrap resamples repeat the verdict)",
+                 "unstable": "unstable, before the verdict's symbol (fewer than 80 % of bootstrap resamples "
+                             "repeat it: no bottom line)",
                  "identity": "identity (the claim compares a network with itself under this reading)",
                  "not tested": "not tested (not run, or not applicable, under this reading)",
                  "missing input": "missing input"}
+
+#: The grid edges a good region can run past, in words.
+EDGE_WORDS = {"invT_low": "runs below the lowest 1/T", "invT_high": "runs above the highest 1/T",
+              "lr_low": "runs below the lowest rate", "lr_high": "runs above the highest rate"}
 
 #: ASCII notation in the scorecard's words (kept plain in the JSON) and how a page shows it.
 _PROSE = (
@@ -102,30 +107,42 @@ def verdict_cell(g, bootstrap=True):
 def _matrix_cell(g):
     if g["verdict"] in ("not tested", "missing input"):
         return SYMBOLS[g["verdict"]]
-    return f"{symbol(g)} {g['supported']}/{g['total']}"
+    margin = f" ({g['margin']})" if g.get("margin") else ""  # one repeat: the cells that would turn it
+    if g.get("unstable") and not g.get("identity"):  # the verdict, marked: it carries no bottom line
+        return f"{SYMBOLS['unstable']}{SYMBOLS[g['verdict']]} {g['supported']}/{g['total']}{margin}"
+    return f"{symbol(g)} {g['supported']}/{g['total']}{margin}"
 
 
-def matrix_markdown(card, tasks, *, headers=None, link=None):
+def matrix_markdown(card, tasks, *, headers=None, link=None, one_column=None):
     """The claim x reading matrix of verdict symbols for the claims of ``tasks``.
 
     A cell reads *symbol k/m*: the verdict's symbol (:data:`SYMBOLS`) and k supported of
     the m values of n (or tests) it covers. ``headers``: reading label -> column heading.
-    ``link``: claim id -> a MyST reference for the claim's name.
+    ``link``: claim id -> a MyST label; the claim's short name links there. ``one_column``:
+    a heading for claims graded under one reading each (a column says which reading).
     """
     cs = [c for c in card["claims"] if c["task"] in tasks]
     if not cs:
         return ""
+    heads = headers or {}
+
+    def name(c):
+        text = prose(c.get("short") or c["claim"])
+        return f"{{ref}}`{text} <{link[c['id']]}>`" if link and c["id"] in link else text
+    if one_column:
+        lines = [f"| claim | reading | {one_column} | bottom line |", "|---|---|---|---|"]
+        for c in cs:
+            (label, g), = c["readings"].items()
+            lines.append(f"| {name(c)} | {heads.get(label, label)} | {_matrix_cell(g)} | {c['bottom_line']['verdict']} |")
+        return "\n".join(lines)
     labels = []
     for c in cs:
         labels += [k for k in c["readings"] if k not in labels]
-    heads = [(headers or {}).get(k, k) for k in labels]
-    lines = ["| claim | " + " | ".join(heads) + " | bottom line |", "|---" * (len(labels) + 2) + "|"]
+    lines = ["| claim | " + " | ".join(heads.get(k, k) for k in labels) + " | bottom line |",
+             "|---" * (len(labels) + 2) + "|"]
     for c in cs:
-        name = prose(c["claim"])
-        if link and c["id"] in link:
-            name = f"[{name}]({link[c['id']]})"
         cells = [_matrix_cell(c["readings"][k]) if k in c["readings"] else "" for k in labels]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {c['bottom_line']['verdict']} |")
+        lines.append(f"| {name(c)} | " + " | ".join(cells) + f" | {c['bottom_line']['verdict']} |")
     return "\n".join(lines)
 
 
@@ -179,7 +196,7 @@ def _num(x, fmt=".2g"):
 
 
 def _evidence_table(g):
-    lines = ["| item | network | grid | best | good area | centre 1/T | centre rate | edges | outcome |",
+    lines = ["| item | network | grid | best | good area | centre 1/T (1/T′) | centre rate | edges | outcome |",
              "|---|---|---|---|---|---|---|---|---|"]
     for p in g["per_n"]:
         best = p.get("best_distance", p.get("best_f1"))
@@ -201,7 +218,11 @@ def evidence_dropdown(c):
         body.append("")
         for it in g.get("items", []):
             grids = ", ".join(f"{k} {v}" for k, v in it.get("grids", {}).items())
-            extra = "; ".join(x for x in (it.get("note", ""), f"grids: {grids}" if len(it.get("grids", {})) > 1
+            said = [f"{p['grid']}: {p['note']}" if len(it.get("grids", {})) > 1 else p["note"]
+                    for p in g["per_n"] if p.get("item") == it["item"] and p.get("note")]
+            own = it.get("note", "")
+            note = "; ".join(said + ([own] if own and not any(own in x for x in said) else []))
+            extra = "; ".join(x for x in (note, f"grids: {grids}" if len(it.get("grids", {})) > 1
                                           else "", f"margin {it['margin']}" if it.get("margin") else "") if x)
             body.append(f"- {prose(it['item'])}: **{it['outcome']}**" + (f". {prose(extra)}" if extra else ""))
         if g["per_n"]:
@@ -209,3 +230,31 @@ def evidence_dropdown(c):
         body.append("")
     text = "\n".join(body).rstrip()
     return f":::{{dropdown}} The evidence, item by item\n{text}\n:::"
+
+
+def undetermined_markdown(card, *, headers=None):
+    """One row per claim and reading with undetermined items (identities left out; an unstable
+    verdict says so): the items and why: the grid edges their regions run past that could
+    decide them, or the grids that disagree."""
+    heads = headers or {}
+    lines = ["| claim | reading | undetermined | why |", "|---|---|---|---|"]
+    for c in card["claims"]:
+        matter = set(c.get("edges_that_matter") or ())
+        for label, g in c["readings"].items():
+            if g.get("identity"):
+                continue
+            items = [it for it in g.get("items", []) if it["outcome"] == "undetermined"]
+            if not items:
+                continue
+            why = set()
+            for it in items:
+                if "disagree" in it.get("note", ""):
+                    why.add("grids disagree")
+                why |= {e for p in g["per_n"] if p.get("item") == it["item"] and p["outcome"] == "undetermined"
+                        for e in p["censored"] if e in matter}
+            names = "; ".join(prose(it["item"]) for it in items)
+            words = [EDGE_WORDS.get(w, w) for w in sorted(why)]
+            shaky = " (unstable)" if g.get("unstable") else ""
+            lines.append(f"| {prose(c.get('short') or c['claim'])} | {heads.get(label, label)}{shaky} | {names} "
+                         f"| {'; '.join(words) or '–'} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
