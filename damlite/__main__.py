@@ -66,8 +66,8 @@ def _number(what, *, positive=False):
     return parse
 
 
-#: The largest --bootstrap: 500 times the default, minutes of resampling.
-MAX_BOOTSTRAP = 100_000
+#: The largest --bootstrap: 50 times the default (the scorecard refuses more).
+MAX_BOOTSTRAP = 10_000
 
 
 def _parser():
@@ -107,6 +107,9 @@ def _parser():
     sc.add_argument("--out", default=None, help="output file (default: <results>/scorecard.json)")
     sc.add_argument("--bootstrap", type=_integer(0, MAX_BOOTSTRAP), default=200,
                     help=f"bootstrap resamples of the repeats per verdict (0 to {MAX_BOOTSTRAP}; default 200)")
+    sc.add_argument("--allow-missing", action="store_true",
+                    help="grade the claims whose inputs are on file, mark the others 'missing input', write the "
+                         "card and exit 3 (default: refuse, naming the missing files)")
     return p
 
 
@@ -167,7 +170,8 @@ def main(argv=None):
     """Run the command line; every failure is one line on stderr.
 
     Returns 0; 2 for an expected error (``damlite: error: ...``: a bad argument, an unusable
-    file, a block that cannot fit); 1 when blocks of a sweep are left undone for any reason but
+    file, a block that cannot fit, a scorecard's missing inputs); 3 for a scorecard written with
+    ``--allow-missing`` that lacks inputs; 1 when blocks of a sweep are left undone for any reason but
     an interrupt or ``--max-blocks`` (they failed, or the result file lost them; the finished ones
     are written) or memory ran out; 128 + the signal (130 for Ctrl-C, 143 for SIGTERM) when a
     sweep was interrupted.
@@ -298,12 +302,17 @@ def _main(args):
     if args.command == "scorecard":
         from .paper import scorecard  # noqa: PLC0415
 
-        card = scorecard.build(args.results, bootstrap=args.bootstrap)
+        if not 0 <= args.bootstrap <= 10_000:
+            raise ValueError(f"--bootstrap must be from 0 to 10000 resamples, got {args.bootstrap}")
+        card = scorecard.build(args.results, bootstrap=args.bootstrap, allow_missing=args.allow_missing)
         path = scorecard.write(card, args.out or os.path.join(args.results, "scorecard.json"))
         for cid, _, verdict in scorecard.summary_rows(card):
             print(f"{cid:>20}: {verdict}")
         print(f"{path}: {len(card['claims'])} claims")
-        return 0
+        for miss in card.get("missing_inputs", []):
+            print(f"damlite: missing input: {miss['file']}: {miss['what']} (feeds {', '.join(miss['claims'])})",
+                  file=sys.stderr)
+        return 3 if card.get("missing_inputs") else 0
     return 1
 
 

@@ -1,12 +1,21 @@
-"""The paper's claims about its autoassociative sweeps, graded from summary rows.
+"""The scorecard's rule book: how a measurement becomes *supported*, *refuted* or *undetermined*.
 
-A *reading* is one way the paper's experiment may have been run; each has its
-summary rows (:func:`damlite.sweeps.experiments.summarize`: one row per network and n
-with the good region's centre, range and size). :func:`grade` turns them into a
-verdict per claim: "reproduced", "partly", "not reproduced" or "not tested",
-with the numbers behind it. Tolerances are stated once, here, and so are the
-scorecard's grading rules (:data:`RULES`, :func:`region`, :func:`merge_grids`), which
-:mod:`damlite.paper.scorecard` applies to every claim of the paper.
+Every verdict of :mod:`damlite.paper.scorecard` follows the rules of :data:`RULES`, stated once
+here in the words the book prints, with the tolerances of :data:`TOLERANCES`. The functions below
+are those rules and nothing else:
+
+* :func:`region`: the good region of one table of results (best cell, good cells, centre, reach,
+  area, the grid edges it touches);
+* :func:`centre_bounds`, :func:`reach_bounds`, :func:`area_bounds`: what a censored region still
+  says about the true value (rule ``censoring``): an interval, open toward each edge it touches;
+* :func:`judge`, :func:`span_bounds`, :func:`ratio_bounds`: a test on such an interval gives
+  supported when every value in it passes, refuted when none does, undetermined otherwise
+  (rule ``direction``);
+* :func:`all_of`, :func:`merge_grids`, :func:`verdict_of`, :func:`bottom_line`: outcomes combined
+  into one per n, per reading and per claim.
+
+Chapter 6's summary rows (:func:`reading_rows`, :func:`load_readings`, :func:`convention_b`) are
+read here too; they draw figures and grade nothing.
 
 Readings of the original network's temperature:
 
@@ -19,66 +28,290 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["CLAIMS", "EDGES", "RULES", "SHORT", "TOLERANCES", "censored_on", "convention_b", "grade", "ledger_markdown",
-           "merge_grids", "near", "reading_rows", "region", "verdict_of"]
+import numpy as np
 
-#: How close counts: "near" a value is within this factor; "stable" is a spread of the
-#: good region's centre over n of at most this many decades; "gone" is no cell within
-#: ``gone_distance`` of perfect recall; "substantial" is at least this fraction of the grid.
+__all__ = ["EDGES", "NOT_COUNTED", "OUTCOMES", "READINGS", "REFUTED", "RULES", "SUPPORTED", "TOLERANCES", "UNDETERMINED",
+           "all_of", "area_bounds", "bottom_line", "censored_on", "centre_bounds", "convention_b", "judge",
+           "load_readings", "merge_grids", "near", "near_bounds", "ratio_bounds", "reach_bounds", "reading_rows",
+           "region", "rule_text", "span_bounds", "verdict_of"]
+
+SUPPORTED, REFUTED, UNDETERMINED = "supported", "refuted", "undetermined"
+#: The three outcomes of a test, of one n and of a verdict.
+OUTCOMES = (SUPPORTED, REFUTED, UNDETERMINED)
+#: An n that a claim does not speak about (e.g. no recall where it says "every n that recalls").
+NOT_COUNTED = "not counted"
+
+#: Every tolerance the rules use, stated once.
 TOLERANCES = {
-    "near_factor": 3.0,
-    "stable_decades": 0.5,
-    "moves_decades": 1.0,
-    "gone_distance": 0.5,
-    "substantial_fraction": 0.1,
-    "lr_ratio": 1.5,
-    "N_factor": 2.0,
-    "paper_grid_b": (1e-3, 1.0),  # a three-decade grid around the paper's 1e-2 (its grid is not given)
+    "recall_distance": 0.5,  # a network recalls when its best cell is within this of perfect recall
+    "good_distance": 0.5,  # a cell is good within this distance of the best cell
     "mnist_f1": 0.05,  # MNIST: a cell is good within this F1 of the best cell
+    "near_factor": 3.0,  # "near" a value: within this factor either way
+    "stable_decades": 0.5,  # "stable": centres spread over at most this many decades
+    "moves_decades": 1.0,  # "moves": centres spread over at least this many decades
+    "substantial_area": 1.0,  # "substantial": a good region of at least this many decades^2
+    "lr_ratio": 1.5,  # "larger learning rates": the largest good rate at least this many times higher
+    "N_factor": 2.0,  # "does not depend on N": centres within this factor
+    "similar_fraction": 0.1,  # "similar" regions on one grid: good fractions within this
+    "shrink_factor": 1.5,  # "by proportionally the same amount": shrink factors within this factor
+    "jaccard": 0.5,  # "the same shape": at least this share of the good cells in common
+    "paper_grid": (1e-3, 1.0),  # the paper's 1/T grid for the original network, in the reading's own 1/T
+    "bootstrap": 200,  # resamples of the repeats per verdict
+    "stable_share": 0.8,  # a verdict is stable when at least this share of resamples repeats it
 }
 
-#: (key, the paper's claim in our words, the networks and n it concerns)
-CLAIMS = [
-    ("orig_location", "original: good region near 1/T = 1e-2 (n <= 5)"),
-    ("orig_lr", "original: good region near learning rate 0.5 (n <= 5)"),
-    ("orig_moves", "original: the good region moves considerably with n"),
-    ("orig_gone", "original: the good region is gone from the grid by n = 20"),
-    ("norm_stable", "normalized: the good region stays put in 1/T' for n >= 10, near 1/T' = 0.9"),
-    ("norm_substantial", "normalized: the good region stays substantial for large n"),
-    ("norm_lr", "normalized: the good region reaches larger learning rates than the original's"),
-    ("norm_N", "normalized: the good region does not depend on N (100 vs 250)"),
-]
+#: The rule book: (name, text). Each claim names the rules it uses; the page prints them.
+RULES = (
+    ("recall", "A network *recalls* at n when its best cell (the mean over repeats) is within 0.5 of "
+               "perfect recall. On MNIST there is no such floor."),
+    ("region", "The *good region* is the cells within 0.5 of the best cell's distance (0.05 of the best F1 "
+               "on MNIST). Its *centre* is the geometric mean of the good cells' 1/T (or learning rates), its "
+               "*reach* the largest good learning rate, its *area* the good cells' area in decades^2 (each "
+               "cell as wide as the grid's spacing on both axes)."),
+    ("censoring", "A good region that touches an edge of its grid is *censored* there (invT_low, invT_high, "
+                  "lr_low, lr_high): it may go on past the edge. Its true centre then lies anywhere beyond the "
+                  "measured one on that side, its true reach or area is at least the measured one."),
+    ("direction", "A test gives *supported* when every value the censoring allows passes, *refuted* when "
+                  "none does, *undetermined* otherwise. So censoring that could rescue a failing test (or "
+                  "sink a passing one) leaves it undetermined; censoring that cannot change it does not "
+                  "matter. This applies to every centre, reach, span, ratio and area tested."),
+    ("tolerances", "\"Near\" a value is within a factor 3; \"stable\" a spread of centres of at most 0.5 "
+                   "decades; \"moves\" at least 1 decade; \"substantial\" an area of at least 1 decade^2 "
+                   "(the same on every grid); \"larger rates\" at least 1.5x the reach."),
+    ("grids", "Every grid that measures a claim is used, and grids are merged the same way for every claim: "
+              "each grid gives an outcome per n (or per claim, for a test across n); undetermined grids "
+              "abstain; the others must agree, else the n is undetermined (grids disagree). The coarse grid "
+              "extended to lower 1/T (coarse-ext) replaces the coarse grid where both exist: it holds the "
+              "coarse grid's rows."),
+    ("repeats", "Repeats of blocks with the same settings and grid are pooled (fresh seeds count as more "
+                "repeats); different grids are never pooled."),
+    ("verdict", "A verdict counts k supported / r refuted / u undetermined of the m values of n it covers: "
+                "*supported* when all m are, *refuted* when any is, *undetermined* otherwise. An n the claim "
+                "does not speak about (no recall where it says \"every n that recalls\", no good region "
+                "on either side of a comparison) is listed as not counted."),
+    ("bootstrap", "Each verdict is recomputed on 200 seeded resamples of the repeats. The resampling is "
+                  "paired: blocks that share patterns and initial memories (the same seed, N, patterns and "
+                  "memories; every n, network and grid of a profile) draw the same repeats. A verdict that "
+                  "fewer than 80 % of the resamples repeat is *unstable*."),
+    ("identity", "Under reading A (and B for the learning-rate axis) the two networks are one network, the "
+                 "original's 1/T being the normalized 1/T' divided by N. A claim that compares the two "
+                 "networks there compares a network with itself: it is graded and shown, marked *identity*."),
+    ("bottom line", "The bottom line counts the readings whose verdict is stable and not an identity: "
+                    "*supported* when all of them support the claim, *only under* the ones that do when some "
+                    "do, *refuted* when all refute it, *undetermined* when none supports it and one is "
+                    "undetermined; with no such reading there is no bottom line."),
+)
+_RULE_NAMES = tuple(name for name, _ in RULES)
 
-#: A short label per claim, for the rows of :func:`ledger_markdown` (the full text is
-#: listed under the table).
-SHORT = {
-    "orig_location": "orig.: 1/T near 1e-2",
-    "orig_lr": "orig.: rate near 0.5",
-    "orig_moves": "orig.: moves with n",
-    "orig_gone": "orig.: gone by n = 20",
-    "norm_stable": "norm.: stays near 0.9",
-    "norm_substantial": "norm.: substantial",
-    "norm_lr": "norm.: larger rates",
-    "norm_N": "norm.: same for any N",
-}
+
+def rule_text(name):
+    """The text of one rule of :data:`RULES`, by name."""
+    for key, text in RULES:
+        if key == name:
+            return text
+    raise ValueError(f"rule must be one of {_RULE_NAMES}, got {name!r}")
 
 
-def _near(x, target, factor):
+#: The grid edges a good region can touch, in the order :func:`region` reports them.
+EDGES = ("invT_low", "invT_high", "lr_low", "lr_high")
+
+
+def _spacing(values):
+    """Each value's width on a log10 axis: the mean spacing of its neighbours (the grid's step)."""
+    logs = np.log10(np.asarray(values, dtype=float))
+    if len(logs) < 2:
+        return np.ones_like(logs)
+    edges = np.concatenate(([1.5 * logs[0] - 0.5 * logs[1]], (logs[1:] + logs[:-1]) / 2,
+                            [1.5 * logs[-1] - 0.5 * logs[-2]]))
+    return np.diff(edges)
+
+
+def region(z, its, lrs, *, tolerance=0.5, lower_is_better=True):
+    """The good region of one mean table ``z`` (n_T x n_lr): best, mask, centre, reach, area, censoring.
+
+    A cell is good when its mean is within ``tolerance`` of the best cell's; a cell with
+    no value (a failed run) is never good. ``censored`` lists the grid edges the good
+    region touches (:data:`EDGES`). ``area`` is the good cells' area in decades^2, each
+    cell spanning the grid's log10 spacing on both axes. Returns a dict (``mask`` is a
+    boolean array).
+    """
+    z = np.asarray(z, dtype=float)
+    its, lrs = np.asarray(its, dtype=float), np.asarray(lrs, dtype=float)
+    filled = np.where(np.isfinite(z), z, np.inf if lower_is_better else -np.inf)
+    flat = int(np.argmin(filled) if lower_is_better else np.argmax(filled))
+    i, j = np.unravel_index(flat, z.shape)
+    best = float(z[i, j])
+    mask = np.isfinite(z) & (np.abs(filled - best) <= tolerance)
+    rows, cols = np.nonzero(mask)
+    censored = [edge for edge, hit in zip(EDGES, (mask[0].any(), mask[-1].any(),
+                                                  mask[:, 0].any(), mask[:, -1].any())) if hit]
+    cell_area = np.outer(_spacing(its), _spacing(lrs))
+    return {
+        "best": best, "best_inv_T": float(its[i]), "best_lr": float(lrs[j]),
+        "good_fraction": float(mask.mean()), "area": float(cell_area[mask].sum()),
+        "centre_inv_T": float(np.exp(np.log(its[rows]).mean())) if len(rows) else float("nan"),
+        "centre_lr": float(np.exp(np.log(lrs[cols]).mean())) if len(cols) else float("nan"),
+        "good_inv_T": (float(its[rows].min()), float(its[rows].max())) if len(rows) else None,
+        "good_lr_max": float(lrs[cols].max()) if len(cols) else float("nan"),
+        "censored": censored, "mask": mask,
+    }
+
+
+def censored_on(entry, axis):
+    """Whether a region is censored on ``axis`` ("invT" or "lr")."""
+    return any(edge.startswith(axis) for edge in entry["censored"])
+
+
+# ----------------------------------------------------------------------------- intervals
+def centre_bounds(entry, axis="invT"):
+    """(lo, hi): where the true centre on ``axis`` can lie, given the censoring (rule ``censoring``).
+
+    The measured centre, opened to 0 when the region touches the axis's low edge and to
+    infinity when it touches the high edge.
+    """
+    c = entry["centre_inv_T" if axis == "invT" else "centre_lr"]
+    cens = entry["censored"]
+    return (0.0 if f"{axis}_low" in cens else c, math.inf if f"{axis}_high" in cens else c)
+
+
+def reach_bounds(entry):
+    """(lo, hi) of the true largest good learning rate: at least the measured one when censored at the top."""
+    r = entry["good_lr_max"]
+    return r, (math.inf if "lr_high" in entry["censored"] else r)
+
+
+def area_bounds(entry):
+    """(lo, hi) of the true good area in decades^2: at least the measured one when censored anywhere."""
+    a = entry["area"]
+    return a, (math.inf if entry["censored"] else a)
+
+
+def judge(bounds, lo=-math.inf, hi=math.inf):
+    """The outcome of "x lies in [lo, hi]" when x is only known to lie in ``bounds`` (rule ``direction``)."""
+    x_lo, x_hi = bounds
+    if lo <= x_lo and x_hi <= hi:
+        return SUPPORTED
+    if x_hi < lo or x_lo > hi:
+        return REFUTED
+    return UNDETERMINED
+
+
+def near_bounds(bounds, target, factor=TOLERANCES["near_factor"]):
+    """The outcome of "within ``factor`` of ``target``" for a value known to lie in ``bounds``."""
+    return judge(bounds, target / factor, target * factor)
+
+
+def near(x, target, factor=TOLERANCES["near_factor"]):
+    """Within ``factor`` of ``target`` (both positive)."""
     return target / factor <= x <= target * factor
 
 
-def _verdict(hits, total):
-    if total == 0:
-        return "not tested"
-    if hits == total:
-        return "reproduced"
-    return "partly" if hits else "not reproduced"
+def _log10(x):
+    return -math.inf if x <= 0 else math.inf if math.isinf(x) else math.log10(x)
 
 
-def _by(rows, variant, N=100):
-    return {r["n"]: r for r in rows if r["variant"] == variant and r.get("N", N) == N}
+def span_bounds(intervals):
+    """(least, most) decades the true centres can span, each known to lie in its interval."""
+    lo = [_log10(a) for a, _ in intervals]
+    hi = [_log10(b) for _, b in intervals]
+    return max(0.0, max(lo) - min(hi)), max(hi) - min(lo)
 
 
+def ratio_bounds(top, bottom):
+    """(lo, hi) of top / bottom for values known to lie in the intervals ``top`` and ``bottom``."""
+    lo = _log10(top[0]) - _log10(bottom[1])
+    hi = _log10(top[1]) - _log10(bottom[0])
+    return 10.0 ** lo if lo > -math.inf else 0.0, 10.0 ** hi if hi < math.inf else math.inf
+
+
+# ----------------------------------------------------------------------------- combining
+def all_of(outcomes):
+    """Outcome of a conjunction: refuted if any part is, undetermined if any part is, else supported."""
+    outcomes = list(outcomes)
+    if REFUTED in outcomes:
+        return REFUTED
+    return UNDETERMINED if UNDETERMINED in outcomes else SUPPORTED
+
+
+def merge_grids(outcomes):
+    """One outcome from several grids (rule ``grids``): ``outcomes`` maps grid -> outcome.
+
+    Returns (outcome, note). Undetermined grids abstain; the others must agree, else the
+    result is undetermined and the note names the disagreeing grids. Grids where the n is
+    not counted abstain too; an n not counted on every grid is not counted.
+    """
+    outcomes = {g: o for g, o in outcomes.items() if o != NOT_COUNTED} or None
+    if outcomes is None:
+        return NOT_COUNTED, ""
+    decided = {g: o for g, o in outcomes.items() if o != UNDETERMINED}
+    if not decided:
+        return UNDETERMINED, ("undetermined on every grid (" + ", ".join(outcomes) + ")") if len(outcomes) > 1 else ""
+    if len(set(decided.values())) > 1:
+        return UNDETERMINED, "grids disagree: " + ", ".join(f"{g} {o}" for g, o in decided.items())
+    return next(iter(decided.values())), ""
+
+
+def verdict_of(outcomes):
+    """The verdict of a reading from its per-n outcomes (rule ``verdict``): a dict with the counts.
+
+    Outcomes other than the three of :data:`OUTCOMES` (an n not counted) are left out.
+    """
+    outcomes = [o for o in outcomes if o in OUTCOMES]
+    counts = {o: outcomes.count(o) for o in OUTCOMES}
+    total = len(outcomes)
+    if not total:
+        word = "not tested"
+    elif counts[REFUTED]:
+        word = REFUTED
+    elif counts[UNDETERMINED]:
+        word = UNDETERMINED
+    else:
+        word = SUPPORTED
+    return {"verdict": word, "supported": counts[SUPPORTED], "refuted": counts[REFUTED],
+            "undetermined": counts[UNDETERMINED], "total": total}
+
+
+def bottom_line(readings, stable_share=TOLERANCES["stable_share"]):
+    """The bottom line of a claim from its verdicts per reading (rule ``bottom line``).
+
+    ``readings``: label -> graded reading (``verdict``, ``bootstrap_same``, ``identity``).
+    Returns {"verdict", "reason", "counted"}; lists of readings are joined with "; " (a
+    reading's label may hold a comma).
+    """
+    counted, left_out = {}, []
+    for label, g in readings.items():
+        if g["verdict"] in ("not tested", "missing input"):
+            continue
+        if g.get("identity"):
+            left_out.append(f"{label} (identity)")
+        elif g.get("bootstrap_same") is not None and g["bootstrap_same"] < stable_share:
+            left_out.append(f"{label} (unstable, {g['bootstrap_same']:.0%})")
+        else:
+            counted[label] = g["verdict"]
+    missing = [label for label, g in readings.items() if g["verdict"] == "missing input"]
+    aside = ". Left out: " + "; ".join(left_out) if left_out else ""
+    aside += ". Missing input: " + "; ".join(missing) if missing else ""
+    if not counted:
+        if missing:
+            return {"verdict": "missing input", "reason": "its inputs are missing" + aside, "counted": []}
+        if left_out:
+            return {"verdict": "no bottom line", "reason": "no reading is stable and not an identity" + aside,
+                    "counted": []}
+        return {"verdict": "not tested", "reason": "no reading was run for this claim", "counted": []}
+    by = {o: [k for k, v in counted.items() if v == o] for o in OUTCOMES}
+    said = ". ".join(f"{o.capitalize()} under {'; '.join(by[o])}" for o in OUTCOMES if by[o]) + aside
+    if len(by[SUPPORTED]) == len(counted):
+        word = SUPPORTED
+    elif by[SUPPORTED]:
+        word = "only under " + "; ".join(by[SUPPORTED])
+    elif len(by[REFUTED]) == len(counted):
+        word = REFUTED
+    else:
+        word = UNDETERMINED
+    return {"verdict": word, "reason": said, "counted": list(counted)}
+
+
+# ----------------------------------------------------------------------------- chapter 6's rows
 def convention_b(rows):
     """Rows of reading A with the original network's 1/T relabelled as 1/T_B = (1/T_A)**n."""
     out = []
@@ -92,97 +325,6 @@ def convention_b(rows):
                     "good_inv_temperature_center"):
             r[key] = float(r[key]) ** n
         out.append(r)
-    return out
-
-
-def grade(rows, *, reading="A", rows_other_N=None, tol=TOLERANCES):
-    """Verdicts for :data:`CLAIMS` from one reading's summary rows (one grid, N = 100).
-
-    ``reading="B"`` reads the original network's 1/T as 1/T_B (pass rows already
-    relabelled by :func:`convention_b`): "gone from the grid" then means the good
-    region lies outside the paper-like grid ``tol["paper_grid_b"]``.
-    ``rows_other_N``: rows at N = 250 for the N claim. Returns a list of dicts
-    (key, claim, verdict, detail).
-    """
-    orig, norm = _by(rows, "original"), _by(rows, "normalized")
-    f = tol["near_factor"]
-    out = []
-
-    def add(key, hits, total, detail):
-        text = dict(CLAIMS)[key]
-        out.append({"key": key, "claim": text, "verdict": _verdict(hits, total), "detail": detail})
-
-    small = [n for n in sorted(orig) if n <= 5]
-    ok = [n for n in small if _near(orig[n]["good_inv_temperature_center"], 1e-2, f)]
-    add("orig_location", len(ok), len(small), ", ".join(
-        f"n={n}: {orig[n]['good_inv_temperature_center']:.2g}" for n in small))
-    ok = [n for n in small if _near(orig[n]["good_learning_rate_center"], 0.5, f)]
-    add("orig_lr", len(ok), len(small), ", ".join(
-        f"n={n}: {orig[n]['good_learning_rate_center']:.2g}" for n in small))
-
-    def spread(table, ns):
-        logs = [math.log10(table[n]["good_inv_temperature_center"]) for n in ns]
-        return max(logs) - min(logs) if logs else float("nan")
-
-    ns_o = sorted(orig)
-    s_o = spread(orig, ns_o)
-    add("orig_moves", int(s_o >= tol["moves_decades"]) if ns_o else 0, 1 if len(ns_o) > 1 else 0,
-        f"centre spans {s_o:.1f} decades over n = {ns_o[0]}..{ns_o[-1]}" if len(ns_o) > 1 else "")
-
-    big = [n for n in ns_o if n >= 20]
-    if reading == "B":
-        lo, hi = tol["paper_grid_b"]
-        gone = [n for n in big if orig[n]["good_inv_temperature_max"] < lo or orig[n]["good_inv_temperature_min"] > hi]
-        detail = ", ".join(f"n={n}: good 1/T_B in [{orig[n]['good_inv_temperature_min']:.1g}, "
-                           f"{orig[n]['good_inv_temperature_max']:.1g}]" for n in big)
-    else:
-        gone = [n for n in big if orig[n]["best"] > tol["gone_distance"]]
-        detail = ", ".join(f"n={n}: best distance {orig[n]['best']:.2f}" for n in big)
-    add("orig_gone", len(gone), len(big), detail)
-
-    large = [n for n in sorted(norm) if n >= 10]
-    # an n passes when some cell recalls (best within gone_distance) and the good region's
-    # centre is near 0.9; the centre of cells that all fail says nothing. "reproduced" also
-    # needs the centres to stay within stable_decades of each other.
-    live = [n for n in large if norm[n]["best"] <= tol["gone_distance"]]
-    near = [n for n in live if _near(norm[n]["good_inv_temperature_center"], 0.9, f)]
-    s_n = spread(norm, live)
-    hits = len(near) - int(len(near) == len(large) and len(live) > 1 and s_n > tol["stable_decades"])
-    dead = [n for n in large if n not in live]
-    detail = ""
-    if large:
-        detail = ", ".join(f"n={n}: {norm[n]['good_inv_temperature_center']:.2g}" for n in live)
-        detail += f" (spread {s_n:.2f} decades)" if len(live) > 1 else ""
-        if dead:
-            detail += f"; no cell within {tol['gone_distance']} of perfect recall at n = {', '.join(map(str, dead))}"
-    add("norm_stable", hits, len(large), detail)
-
-    # an n counts only where some cell recalls: the cells within gone_distance of a best
-    # cell that itself fails are not a good region, whatever fraction of the grid they cover
-    sub = [n for n in live if norm[n]["good_fraction"] >= tol["substantial_fraction"]]
-    add("norm_substantial", len(sub), len(large), ", ".join(
-        f"n={n}: {norm[n]['good_fraction']:.2f}" if n in live else f"n={n}: no recall"
-        for n in large))
-
-    both = [n for n in sorted(norm) if n in orig]
-    wider = [n for n in both if norm[n]["good_learning_rate_center"]
-             >= tol["lr_ratio"] * orig[n]["good_learning_rate_center"]]
-    add("norm_lr", len(wider), len(both), ", ".join(
-        f"n={n}: {norm[n]['good_learning_rate_center']:.2g} vs {orig[n]['good_learning_rate_center']:.2g}"
-        for n in both))
-
-    if rows_other_N:
-        other = _by(rows_other_N, "normalized", N=rows_other_N[0].get("N", 250))
-        common = [n for n in sorted(norm) if n in other]
-        recalls = {n for n in common
-                   if max(norm[n]["best"], other[n]["best"]) <= tol["gone_distance"]}  # at both N
-        same = [n for n in sorted(recalls) if _near(other[n]["good_inv_temperature_center"],
-                                                    norm[n]["good_inv_temperature_center"], tol["N_factor"])]
-        add("norm_N", len(same), len(common), ", ".join(
-            f"n={n}: {norm[n]['good_inv_temperature_center']:.2g} vs {other[n]['good_inv_temperature_center']:.2g}"
-            + ("" if n in recalls else " (no recalling cell at N = 100 or 250)") for n in common))
-    else:
-        add("norm_N", 0, 0, "not run for this reading")
     return out
 
 
@@ -229,138 +371,3 @@ def load_readings(directory, *, grid="coarse", N=100):
     if "A, homogeneous F" in rows:
         rows["B, homogeneous F"] = convention_b(rows["A, homogeneous F"])
     return records, rows
-
-
-def ledger_markdown(graded, *, headers=None, links=None, full_claims=True):
-    """A Markdown table: one row per claim (its :data:`SHORT` label), one column per reading.
-
-    ``graded``: label -> :func:`grade` output. ``headers``: label -> a short column
-    heading (default: the label); when given, a line under the table says which reading
-    each heading stands for. The full text of every claim follows as a list, so the
-    table stays narrow (short cells, no long headings); ``full_claims=False`` leaves the
-    list out (a second table on a page that already shows it). ``links``: claim key ->
-    text of an extra "evidence" column.
-    """
-    marks = {"reproduced": "reproduced", "partly": "partly", "not reproduced": "**not**", "not tested": "–"}
-    labels = list(graded)
-    heads = [(headers or {}).get(label, label) for label in labels]
-    head = "| claim | " + " | ".join(heads) + (" | evidence |" if links else " |")
-    rule = "|---" * (len(labels) + 1 + bool(links)) + "|"
-    lines = [head, rule]
-    for key, _ in CLAIMS:
-        cells = []
-        for label in labels:
-            hit = next(g for g in graded[label] if g["key"] == key)
-            cells.append(marks[hit["verdict"]])
-        link = f" | {links.get(key, '')}" if links else ""
-        lines.append(f"| {SHORT[key]} | " + " | ".join(cells) + link + " |")
-    lines.append("")
-    if headers:
-        lines.append("Columns: " + "; ".join(
-            f"**{h}**: {label}" for h, label in zip(heads, labels) if h != label) + ".")
-        lines.append("")
-    if full_claims:
-        lines += ["The claims in full:", ""]
-        lines += [f"- *{SHORT[key]}*: {text}" for key, text in CLAIMS]
-    return "\n".join(lines).rstrip("\n")
-
-
-# --------------------------------------------------------------------------------------
-# The scorecard's grading rules (2026-11-26, commit fab6d78), stated once. `damlite.paper.scorecard` applies them
-# to every claim of the paper; the functions below are the rules, nothing else.
-# --------------------------------------------------------------------------------------
-
-#: The rules every verdict of the scorecard follows, in the words the page prints.
-RULES = (
-    "A network *recalls* at n when its best cell (the mean over repeats) is within "
-    "0.5 of perfect recall; on MNIST there is no such floor.",
-    "The *good region* is the cells within 0.5 of the best cell's distance (0.05 of the "
-    "best F1 on MNIST); its *centre* is the geometric mean of the good cells' 1/T "
-    "(and learning rates).",
-    "A good region that touches an edge of its grid is *censored* on that edge "
-    "(invT_low, invT_high, lr_low, lr_high): its true extent lies beyond the grid.",
-    "A censored centre never passes a location claim on the censored axis; it may pass a "
-    "claim of movement or absence when the censoring can only make the measured effect "
-    "larger.",
-    "\"Near\" a value is within a factor 3; \"stable\" a spread of at most 0.5 decades; "
-    "\"moves\" at least 1 decade; \"substantial\" at least 10 % of the grid.",
-    "Grids of one claim are merged per n: an n passes when it passes on every grid that "
-    "measures it uncensored on the claim's axis; if every grid is censored it fails; grids "
-    "that disagree are listed, and the n fails.",
-    "Repeats of blocks with the same settings and grid are pooled (fresh seeds count as "
-    "more repeats); different grids are never pooled.",
-    "A verdict is *reproduced* when all m values of n pass, *partly* (k of m) when some "
-    "do, *not reproduced* when none do, *not tested* when nothing was run.",
-    "Each verdict is recomputed on bootstrap resamples of the repeats (200, seeded); the "
-    "share of resamples that give the same verdict is printed beside it.",
-    "The bottom line is *reproduced* when every reading that was run reproduces the "
-    "claim, *only under* the readings that do when some do, *partly* when the best "
-    "reading gives partly, *not reproduced* otherwise.",
-)
-
-#: The grid edges a good region can touch, in the order :func:`region` reports them.
-EDGES = ("invT_low", "invT_high", "lr_low", "lr_high")
-
-
-def verdict_of(hits, total):
-    """The verdict word for k of m passing values of n (see :data:`RULES`)."""
-    return _verdict(hits, total)
-
-
-def region(z, its, lrs, *, tolerance=0.5, lower_is_better=True):
-    """The good region of one mean table ``z`` (n_T x n_lr): best, mask, centre, censoring.
-
-    A cell is good when its mean is within ``tolerance`` of the best cell's; a cell with
-    no value (a failed run) is never good. ``censored`` lists the grid edges the good
-    region touches (:data:`EDGES`). Returns a dict (``mask`` is a boolean array).
-    """
-    import numpy as np  # noqa: PLC0415
-
-    z = np.asarray(z, dtype=float)
-    its, lrs = np.asarray(its, dtype=float), np.asarray(lrs, dtype=float)
-    filled = np.where(np.isfinite(z), z, np.inf if lower_is_better else -np.inf)
-    flat = int(np.argmin(filled) if lower_is_better else np.argmax(filled))
-    i, j = np.unravel_index(flat, z.shape)
-    best = float(z[i, j])
-    mask = np.isfinite(z) & (np.abs(filled - best) <= tolerance)
-    rows, cols = np.nonzero(mask)
-    censored = [edge for edge, hit in zip(EDGES, (mask[0].any(), mask[-1].any(),
-                                                  mask[:, 0].any(), mask[:, -1].any())) if hit]
-    return {
-        "best": best, "best_inv_T": float(its[i]), "best_lr": float(lrs[j]),
-        "good_fraction": float(mask.mean()),
-        "centre_inv_T": float(np.exp(np.log(its[rows]).mean())) if len(rows) else float("nan"),
-        "centre_lr": float(np.exp(np.log(lrs[cols]).mean())) if len(cols) else float("nan"),
-        "good_inv_T": (float(its[rows].min()), float(its[rows].max())) if len(rows) else None,
-        "good_lr_max": float(lrs[cols].max()) if len(cols) else float("nan"),
-        "censored": censored, "mask": mask,
-    }
-
-
-def censored_on(entry, axis):
-    """Whether a region's centre is censored on ``axis`` ("invT" or "lr")."""
-    return any(edge.startswith(axis) for edge in entry["censored"])
-
-
-def near(x, target, factor=TOLERANCES["near_factor"]):
-    """Within ``factor`` of ``target`` (both positive)."""
-    return _near(x, target, factor)
-
-
-def merge_grids(votes):
-    """One n's verdict from several grids (see :data:`RULES`).
-
-    ``votes``: grid -> (passes, censored) for the claim's axis. Returns (passes,
-    note): the uncensored grids must all pass; disagreeing grids and an n censored
-    on every grid fail, with a note that says which.
-    """
-    if len(votes) == 1:
-        ok, cens = next(iter(votes.values()))
-        return ok and not cens, "censored" if cens else ""
-    clean = {g: ok for g, (ok, cens) in votes.items() if not cens}
-    if not clean:
-        return False, "censored on every grid (" + ", ".join(votes) + ")"
-    if len(set(clean.values())) > 1:
-        return False, "grids disagree: " + ", ".join(
-            f"{g} {'passes' if ok else 'fails'}" for g, ok in clean.items())
-    return next(iter(clean.values())), ""

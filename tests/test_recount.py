@@ -1,0 +1,287 @@
+"""An independent recount of ``book/results/scorecard.json``: no damlite import, only json and NumPy.
+
+The result files are read with the ``json`` module; every good region the scorecard lists is
+recounted from them (best cell, good share and area, centres, reach, the edges it touches,
+repeats); the outcome of each grid is recomputed from those numbers for the claims whose tests
+are centre, reach, span, ratio and area tests, with the rule book's words re-implemented here
+(censoring opens a value toward each edge it touches; a test is supported when every value
+allowed passes, refuted when none does); grids are merged and verdicts counted as the rules say.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "book" / "results"
+CARD = RESULTS / "scorecard.json"
+pytestmark = pytest.mark.skipif(not CARD.exists(), reason="no committed scorecard")
+
+EDGES = ("invT_low", "invT_high", "lr_low", "lr_high")
+SUP, REF, UND, NOT = "supported", "refuted", "undetermined", "not counted"
+
+
+@functools.lru_cache(maxsize=None)
+def _blocks(stem):
+    path = RESULTS / ("mnist" if stem.startswith("mnist") else "autoassociative") / f"{stem}.jsonl"
+    out = {}
+    for line in path.read_text().splitlines():
+        block = json.loads(line)
+        out.setdefault(block["key"], block)  # the first complete copy of a block
+    return list(out.values())
+
+
+@functools.lru_cache(maxsize=None)
+def _card():
+    return json.loads(CARD.read_text())
+
+
+def _sources(label, p, claim):
+    card = _card()
+    if "setting" in p:
+        return card["sources"][f"{label}: {p['setting']}"]
+    if claim == "mnist_consistent" and p["N"] == 100:
+        return card["sources"]["A"]  # the autoassociative side of the cross-task claim
+    if label.startswith("A, settings"):
+        return card["sources"]["A, settings: control"]
+    return card["sources"][label]
+
+
+def _table(claim, label, p, metric):
+    """Mean table (n_T x n_lr), its axes and the number of repeats, from the result files."""
+    files = [f.strip() for f in p["file"].split(",")]
+    cells = {}
+    control = label.startswith("A, settings") and "setting" not in p
+    for stem, match in _sources(label, p, claim):
+        if stem not in files:
+            continue
+        for block in _blocks(stem):
+            for r in block["records"]:
+                if (r["variant"], r["n"], r["grid"], r.get("N") or 794, r["dtype"]) != (
+                        p["network"], p["n"], p["grid"], p["N"], "float64"):
+                    continue
+                if any(r.get(k) != v for k, v in match.items()):
+                    continue
+                if control and r["repeat"] >= 3:
+                    continue
+                v = r[metric]
+                cells.setdefault((r["inv_temperature"], r["learning_rate"]), []).append(np.nan if v is None else v)
+    its = np.array(sorted({k[0] for k in cells}))
+    lrs = np.array(sorted({k[1] for k in cells}))
+    repeats = len(cells[(its[0], lrs[0])])
+    z = np.array([[np.mean([v for v in cells[(i, j)] if np.isfinite(v)]) if np.isfinite(cells[(i, j)]).any()
+                   else np.nan for j in lrs] for i in its])
+    if label == "B" and p["network"] == "original":
+        its = its ** p["n"]  # reading B: the original's axis is 1/T_B = (1/T_A)**n
+    return z, its, lrs, repeats
+
+
+def _width(values):
+    logs = np.log10(values)
+    mid = (logs[1:] + logs[:-1]) / 2
+    edges = np.concatenate(([1.5 * logs[0] - 0.5 * logs[1]], mid, [1.5 * logs[-1] - 0.5 * logs[-2]]))
+    return np.diff(edges)
+
+
+def _region(z, its, lrs, tol, lower):
+    fill = np.where(np.isfinite(z), z, np.inf if lower else -np.inf)
+    best = fill.min() if lower else fill.max()
+    good = np.isfinite(z) & (np.abs(fill - best) <= tol)
+    rows, cols = np.nonzero(good)
+    return {"best": float(best), "good": good, "fraction": float(good.mean()),
+            "area": float((np.outer(_width(its), _width(lrs)) * good).sum()),
+            "centre_T": float(np.exp(np.log(its[rows]).mean())), "centre_lr": float(np.exp(np.log(lrs[cols]).mean())),
+            "reach": float(lrs[cols].max()),
+            "edges": [e for e, hit in zip(EDGES, (good[0].any(), good[-1].any(), good[:, 0].any(), good[:, -1].any()))
+                      if hit]}
+
+
+# ----------------------------------------------------------------------------- the rules, again
+def _open(value, edges, axis):
+    return (0.0 if f"{axis}_low" in edges else value, math.inf if f"{axis}_high" in edges else value)
+
+
+def _judge(bounds, lo=-math.inf, hi=math.inf):
+    if lo <= bounds[0] and bounds[1] <= hi:
+        return SUP
+    if bounds[1] < lo or bounds[0] > hi:
+        return REF
+    return UND
+
+
+def _near(bounds, target, factor=3.0):
+    return _judge(bounds, target / factor, target * factor)
+
+
+def _lg(x):
+    return -math.inf if x <= 0 else math.inf if math.isinf(x) else math.log10(x)
+
+
+def _ratio(top, bottom):
+    lo, hi = _lg(top[0]) - _lg(bottom[1]), _lg(top[1]) - _lg(bottom[0])
+    return (0.0 if lo == -math.inf else 10 ** lo, math.inf if hi == math.inf else 10 ** hi)
+
+
+def _span(intervals):
+    lo = [_lg(a) for a, _ in intervals]
+    hi = [_lg(b) for _, b in intervals]
+    return max(0.0, max(lo) - min(hi)), max(hi) - min(lo)
+
+
+def _all(outcomes):
+    return REF if REF in outcomes else UND if UND in outcomes else SUP
+
+
+def _merge(votes):
+    votes = [v for v in votes if v != NOT]
+    if not votes:
+        return NOT
+    decided = {v for v in votes if v != UND}
+    return decided.pop() if len(decided) == 1 else UND
+
+
+def _recalls(g):
+    return g["best"] <= 0.5
+
+
+def _substantial(g):
+    if not _recalls(g):
+        return REF
+    return _judge((g["area"], math.inf if g["edges"] else g["area"]), 1.0)
+
+
+def _per_entry(claim, g):
+    """The outcome of one grid for the per-n claims whose test is one region's."""
+    if claim == "orig_location":
+        if not _recalls(g):
+            return REF
+        return _all([_near(_open(g["centre_T"], g["edges"], "invT"), 1e-2),
+                     _near(_open(g["centre_lr"], g["edges"], "lr"), 0.5)])
+    if claim == "norm_stable":
+        return _near(_open(g["centre_T"], g["edges"], "invT"), 0.9) if _recalls(g) else REF
+    if claim in ("norm_substantial", "leak_behaves"):
+        return _substantial(g)
+    if claim == "mnist_beta1":
+        return _near(_open(g["centre_T"], g["edges"], "invT"), 1.0)
+    return None
+
+
+def _pair(claim, a, b):
+    """The outcome of one grid for the claims that compare two regions: (first entry, second entry)."""
+    if claim == "norm_lr":  # (normalized, original)
+        if not _recalls(b):
+            return NOT
+        if not _recalls(a):
+            return REF
+        reach = lambda g: (g["reach"], math.inf if "lr_high" in g["edges"] else g["reach"])  # noqa: E731
+        return _judge(_ratio(reach(a), reach(b)), 1.5)
+    if claim == "norm_N":  # (N = 100, N = 250)
+        if _recalls(a) and _recalls(b):
+            return _near(_ratio(_open(b["centre_T"], b["edges"], "invT"), _open(a["centre_T"], a["edges"], "invT")),
+                         1.0, 2.0)
+        return REF if _recalls(a) or _recalls(b) else NOT
+    return None
+
+
+def _across(claim, regions):
+    """The outcome of one grid for the claims tested across n: the regions of the n taking part."""
+    spans = _span([_open(g["centre_T"], g["edges"], "invT") for g in regions])
+    if claim == "orig_moves":
+        return _judge(spans, 1.0)
+    if claim == "norm_shift_small":
+        if spans[0] > 1.0 or spans[1] == 0:
+            return REF
+        return SUP if spans[0] > 0 and spans[1] <= 1.0 else UND
+    return None
+
+
+def _verdict(outcomes):
+    counted = [o for o in outcomes if o != NOT]
+    if not counted:
+        return "not tested"
+    return REF if REF in counted else UND if UND in counted else SUP
+
+
+# ----------------------------------------------------------------------------- the recount
+def _recount_claim(claim, label, graded, card):
+    checked = 0
+    regions = {}
+    for k, p in enumerate(graded["per_n"]):
+        metric = "distance" if "best_distance" in p else "f1"
+        tol = 0.5 if metric == "distance" else card["tolerances"]["mnist_f1"]
+        z, its, lrs, repeats = _table(claim, label, p, metric)
+        g = _region(z, its, lrs, tol, metric == "distance")
+        best = p["best_distance"] if metric == "distance" else p["best_f1"]
+        assert best == pytest.approx(g["best"], rel=1e-3, abs=1e-4), (claim, label, p)
+        assert p["good_fraction"] == pytest.approx(g["fraction"], rel=1e-3), (claim, label, p)
+        assert p["area"] == pytest.approx(g["area"], rel=1e-3), (claim, label, p)
+        assert p["centre_inv_T"] == pytest.approx(g["centre_T"], rel=1e-3), (claim, label, p)
+        assert p["centre_lr"] == pytest.approx(g["centre_lr"], rel=1e-3), (claim, label, p)
+        assert p["reach_lr"] == pytest.approx(g["reach"], rel=1e-3), (claim, label, p)
+        assert p["censored"] == g["edges"], (claim, label, p)
+        assert p["repeats"] == repeats, (claim, label, p)
+        regions[k] = g
+        own = _per_entry(claim, g)
+        if own is not None:
+            assert p["outcome"] == own, (claim, label, p, own)
+        checked += 1
+    entries = graded["per_n"]
+    if claim in ("norm_lr", "norm_N"):  # entries come in pairs per grid: the first carries the note
+        for k in range(0, len(entries), 2):
+            got = _pair(claim, regions[k], regions[k + 1])
+            assert entries[k]["outcome"] == got, (claim, label, entries[k], got)
+    if claim in ("orig_moves", "norm_shift_small"):
+        by_grid = {}
+        for k, p in enumerate(entries):
+            by_grid.setdefault(p["grid"] if p["grid"] != "coarse-ext" else "coarse", []).append(k)
+        for ks in by_grid.values():
+            got = _across(claim, [regions[k] for k in ks])
+            assert all(entries[k]["outcome"] == got for k in ks), (claim, label, got)
+    return checked
+
+
+def test_every_region_outcome_and_verdict_of_the_scorecard_recounts():
+    card = _card()
+    checked = 0
+    for c in card["claims"]:
+        for label, graded in c["readings"].items():
+            checked += _recount_claim(c["id"], label, graded, card)
+            # each item's outcome: its grids merged as the rules say (undetermined grids abstain,
+            # the others must agree), and each grid's outcome as listed under its entries
+            for it in graded["items"]:
+                assert it["outcome"] == _merge(list(it["grids"].values()) or [it["outcome"]]), (c["id"], label, it)
+                for p in graded["per_n"]:
+                    if p["item"] == it["item"] and p["grid"] in it["grids"]:
+                        assert p["outcome"] == it["grids"][p["grid"]], (c["id"], label, p, it)
+            outcomes = [it["outcome"] for it in graded["items"]]
+            counted = [o for o in outcomes if o != NOT]
+            if graded["verdict"] != "missing input":
+                assert graded["verdict"] == _verdict(outcomes), (c["id"], label)
+                assert (graded["supported"], graded["refuted"], graded["undetermined"], graded["total"]) == (
+                    counted.count(SUP), counted.count(REF), counted.count(UND), len(counted)), (c["id"], label)
+    assert checked > 300
+
+
+def test_the_bottom_lines_follow_from_the_verdicts():
+    for c in _card()["claims"]:
+        counted = {label: g["verdict"] for label, g in c["readings"].items()
+                   if g["verdict"] in (SUP, REF, UND) and not g["identity"]
+                   and (g["bootstrap_same"] is None or g["bootstrap_same"] >= 0.8)}
+        assert c["bottom_line"]["counted"] == list(counted), c["id"]
+        word = c["bottom_line"]["verdict"]
+        values = list(counted.values())
+        if not values:
+            assert word in ("no bottom line", "not tested", "missing input"), c["id"]
+        elif all(v == SUP for v in values):
+            assert word == SUP, c["id"]
+        elif SUP in values:
+            assert word == "only under " + "; ".join(k for k, v in counted.items() if v == SUP), c["id"]
+        elif all(v == REF for v in values):
+            assert word == REF, c["id"]
+        else:
+            assert word == UND, c["id"]
