@@ -2,7 +2,8 @@ r"""The training monitor: after ``fit``, name a failure in one line (what happen
 
 It reads what the fit already has, the loss of every epoch, and makes one pass of energy differences
 over at most :data:`MAX_ROWS` training rows (fewer for large networks: about :data:`BUDGET` terms
-:math:`F`), plus, for an associative memory, one pass of the update rule over the same rows. At most one
+:math:`F`), plus, for an associative memory whose F is not homogeneous, one pass of the update rule
+over the same rows (a homogeneous F gives the update's signs at the learning scale). At most one
 :class:`~damlite.ConvergenceWarning` per fit, for the first of these that holds:
 
 ======================  =======================================================================
@@ -44,7 +45,7 @@ __all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "LearningPass", "input_range_hint
 #: At most this many training rows are checked after a fit.
 MAX_ROWS = 1000
 #: ... and at most about this many terms F (rows x memories x (N + evaluated neurons)), but 32 rows at least.
-BUDGET = 2**26
+BUDGET = 2**25
 #: |C| below this counts as vanished.
 VANISHED = 1e-6
 #: Share of outputs vanished or saturated for a network to count as dead.
@@ -85,10 +86,19 @@ class CurveShape:
         return f"{first} -> {last} in {self.epochs} epoch{'s' if self.epochs > 1 else ''}"
 
 
+def _fmt(x, digits=4):
+    """``x`` to ``digits`` significant digits, without an exponent between 1e-3 and 1e6 (10000, not 1e+04)."""
+    if x != 0 and 1e-3 <= abs(x) < 1e6:
+        rounded = float(f"{x:.{digits}g}")
+        text = f"{rounded:.{max(0, digits - 1 - math.floor(math.log10(abs(rounded))))}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{x:.{digits}g}"
+
+
 def _pair(a, b):
     """a and b to 4 significant digits, or to as many (up to 10) as it takes to tell them apart."""
     for digits in range(4, 11):
-        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        x, y = _fmt(a, digits), _fmt(b, digits)
         if x != y:
             break
     return x, y
@@ -214,7 +224,7 @@ def _frozen(f, still, stacklevel):
         hint = _cap(mix) + ". " + hint
     if f.x_hint:
         hint += " " + _cap(f.x_hint) + "."
-    text = (f"training is frozen: the loss never moved in {s.epochs} epoch(s) (L = {s.last:.4g}) "
+    text = (f"training is frozen: the loss never moved in {s.epochs} epoch(s) (L = {_fmt(s.last)}) "
             f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
             f"{why} {f.where()}, where the gradient vanishes. {hint}")
     warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
@@ -291,7 +301,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                 fix += f", or raise the temperature, {f.temperature_fix(2)}"
         return _say(finding, [outputs, f.x_hint], fix, stacklevel + 1)
     if dead:
-        finding = (f"training died: the loss stayed at {shape.last:.4g} for the last {shape.flat_tail} of "
+        finding = (f"training died: the loss stayed at {_fmt(shape.last)} for the last {shape.flat_tail} of "
                    f"{shape.epochs} epochs{shape.spike()} {f.where()}, with {outputs}, where the gradient vanishes")
         if mix:
             fix = _cap(mix)
@@ -332,10 +342,12 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                        f"learning rate ({f.lr_fix(2)}) or more epochs")
             return _say(finding, causes, fix, stacklevel + 1)
     else:
-        with quiet_numpy():
-            update = energy_difference(memories[None], seen.rows, est.interaction_, est.scales(N)[0],
-                                       neurons=neurons, rescale=est.scaling == "adaptive",
-                                       memory_budget=est._budget)[0]
+        update = seen.delta  # F homogeneous: the learning scale beta_in gives the update's signs
+        if est.interaction_.degree is None or seen.underflow:
+            with quiet_numpy():
+                update = energy_difference(memories[None], seen.rows, est.interaction_, est.scales(N)[0],
+                                           neurons=neurons, rescale=est.scaling == "adaptive",
+                                           memory_budget=est._budget)[0]
         stored = np.asarray(to_numpy(_take(xp, targets, seen.index)))
         flips = np.where(np.asarray(to_numpy(update)) >= 0, 1.0, -1.0) != stored
         unstable = float(np.mean(flips))
@@ -363,7 +375,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             return _say(finding, causes + [mix], fix, stacklevel + 1)
     if shape.steep and not warm_start:
         drop = est.loss_curve_[-2] - shape.last
-        finding = (f"the loss was still falling steeply when training stopped ({shape.trend()}, by {drop:.4g} in "
+        finding = (f"the loss was still falling steeply when training stopped ({shape.trend()}, by {_fmt(drop)} in "
                    f"the last epoch, more than in any epoch before)")
         return _say(finding, [f.x_hint], f"Train longer, set_params(epochs={2 * shape.epochs})", stacklevel + 1)
     return None
