@@ -1,31 +1,14 @@
 r"""The training monitor: after ``fit``, name a failure in one line (what happened, the likely cause, the fix).
 
 It reads what the fit already has, the loss of every epoch, and makes one pass of energy differences
-over at most :data:`MAX_ROWS` training rows (fewer for large networks: about :data:`BUDGET` terms
-:math:`F`), plus, for an associative memory whose F is not homogeneous, one pass of the update rule
-over the same rows (a homogeneous F gives the update's signs at the learning scale). At most one
-:class:`~damlite.ConvergenceWarning` per fit, for the first of these that holds:
-
-======================  =======================================================================
-what happened           when
-======================  =======================================================================
-frozen                  the loss never moved (or the memories did not change)
-died                    the last epochs are flat and >= 90 % of the outputs
-                        :math:`C = \tanh(\beta_\text{out}\Delta)` vanished (:math:`|C| < 10^{-6}`)
-                        or are saturated (:math:`|C| = 1`) with errors left
-rose                    the final loss is above the first
-one class               a classifier predicts one class for >= 75 % of its training rows, at
-                        least twice that class's share of the labels
-not fixed points        >= 1 % of a memory's stored bits change in one update (with the
-                        capacity estimate :math:`N^{n-1} / (2 (2n-3)!! \ln N)` for comparison)
-still falling steeply   the loss fell at the last epoch by >= 1 %, more than in any epoch before
-                        (not for ``warm_start`` fits: they continue one another)
-======================  =======================================================================
-
-The advice names the cause the numbers point to: the original network given the normalized
-network's temperature, outputs vanished or saturated, a loss still falling (more epochs), a
-classifier's inputs not symmetric about 0. A :class:`~damlite.NumericalUnderflowWarning` says when the
-learning rule's energy differences are 0 only because :math:`F` rounded to 0.
+over at most ``MAX_ROWS`` training rows (fewer for large networks: about ``BUDGET`` terms F), plus,
+for an associative memory whose F is not homogeneous, one pass of the update rule over the same rows
+(a homogeneous F gives the update's signs at the learning scale). At most one ConvergenceWarning per
+fit, for the first failure that holds, in the order of the table on the API page (book/api.md, "What
+a fit checks", whose thresholds a test compares with the constants below): frozen, rose, died, one
+class, not fixed points, still falling steeply. The advice names the cause the numbers point to: the
+original network given the normalized network's temperature, outputs vanished or saturated, steps
+that overshoot, a loss still falling (more epochs), a classifier's inputs not symmetric about 0.
 """
 from __future__ import annotations
 

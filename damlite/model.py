@@ -389,6 +389,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         self._fitted_params = {k: getattr(self, k) for k in _FITTED_PARAMS}
 
     # ------------------------------------------------ scikit-learn conventions
+    get_params = EstimatorParams.get_params  # on the class itself, so that the API page lists them
+    set_params = EstimatorParams.set_params
+
     def _forget_setup(self):
         """After set_params: what the old parameters gave is derived again on next use."""
         for attr in ("xp_", "backend_info_", "dtype_", "interaction_"):

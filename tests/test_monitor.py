@@ -216,3 +216,13 @@ def test_readme_and_quickstart_recipes_are_warning_free(monkeypatch, tmp_path):
         namespace = {"__name__": "quickstart"}
         for source in cells:
             exec(compile(source, "quickstart.ipynb", "exec"), namespace)
+
+
+def test_the_api_page_states_the_monitors_thresholds():
+    from damlite import _monitor
+
+    text = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    table = text.split("### What a fit checks", 1)[1].split("###", 1)[0]
+    for share in (_monitor.DEAD_SHARE, _monitor.ONE_CLASS_SHARE, _monitor.UNSTABLE_BITS, _monitor.FALLING):
+        assert f"at least {share:.0%}".replace("%", " %") in table, share
+    assert f"at most {_monitor.MAX_ROWS} training rows" in table
