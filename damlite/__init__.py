@@ -16,7 +16,7 @@ from ._version import __version__
 from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
-from .model import (ConvergenceWarning, DenseAssociativeMemory, NotFittedError, NumericalOverflowError,
+from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NotFittedError, NumericalOverflowError,
                     NumericalUnderflowWarning, RelaxResult, equivalent_temperature)
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "BackendUnavailableError",
     "ConvergenceWarning",
     "DenseAssociativeMemory",
+    "InputRangeWarning",
     "NotFittedError",
     "NumericalOverflowError",
     "NumericalUnderflowWarning",

@@ -51,7 +51,7 @@ __all__ = [
     "confusion_matrices",
     "equivalent_temperature",
     "evaluate_classifiers",
-    "macro_f1",
+    "macro_f1_from_confusion",
     "parameter_grid",
     "predict_classes",
     "train_classifiers",
@@ -177,8 +177,10 @@ def confusion_matrices(y_true, y_pred, n_classes=10):
     return counts.reshape(G, n_classes, n_classes)
 
 
-def macro_f1(confusion):
+def macro_f1_from_confusion(confusion):
     """Macro-averaged F1 per network from confusion matrices (..., C, C).
+
+    :func:`damlite.metrics.macro_f1` is the same score from label arrays.
 
     F1_c = 2 TP / (2 TP + FP + FN); a class with no true and no predicted
     digits scores 0 (scikit-learn's ``zero_division=0``). Returns shape (...).
@@ -208,7 +210,7 @@ def evaluate_classifiers(memories, X, y, interaction, beta_in, *, n_classes=10,
     y = np.asarray(y, dtype=np.int64).reshape(-1)
     cm = confusion_matrices(y, pred, n_classes)
     acc = np.mean(pred == y[None, :], axis=1)
-    return acc, macro_f1(cm), cm, finite
+    return acc, macro_f1_from_confusion(cm), cm, finite
 
 
 # ---------------------------------------------------------------- training
@@ -399,3 +401,14 @@ def train_classifiers(
     out = partial_result(np.asarray(to_numpy(result.memories)), result.loss)
     out.failed_epoch = result.failed_epoch
     return out
+
+
+def __getattr__(name):
+    if name == "macro_f1":  # renamed: damlite.metrics.macro_f1 takes labels, this one confusion matrices
+        import warnings  # noqa: PLC0415
+
+        warnings.warn("damlite.classification.macro_f1(confusion) is renamed macro_f1_from_confusion and will be "
+                      "removed in the next release; damlite.metrics.macro_f1(y_true, y_pred) scores label arrays",
+                      FutureWarning, stacklevel=2)
+        return macro_f1_from_confusion
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,7 @@
 r"""Scores on plain label arrays: accuracy, confusion matrix, macro-F1 (no scikit-learn needed).
 
-The batched versions behind the sweeps (G networks at once, labels 0..C-1) live in
+The batched versions behind the sweeps (G networks at once, labels 0..C-1, from confusion
+matrices: :func:`damlite.classification.macro_f1_from_confusion`) live in
 :mod:`damlite.classification`; these take any labels, one network's predictions.
 
 .. math:: F_1^{(c)} = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c}, \qquad
@@ -12,7 +13,7 @@ import numpy as np
 
 from .backend import to_numpy
 from .classification import confusion_matrices
-from .classification import macro_f1 as _macro_f1_of_confusion
+from .classification import macro_f1_from_confusion
 
 __all__ = ["accuracy", "confusion_matrix", "macro_f1"]
 
@@ -83,7 +84,7 @@ def macro_f1(y_true, y_pred, *, labels=None):
     >>> round(macro_f1([0, 0, 1, 1], [0, 1, 1, 1]), 4)
     0.7333
     """
-    return float(_macro_f1_of_confusion(confusion_matrix(y_true, y_pred, labels=labels)))
+    return float(macro_f1_from_confusion(confusion_matrix(y_true, y_pred, labels=labels)))
 
 
 def accuracy(y_true, y_pred):

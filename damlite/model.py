@@ -22,15 +22,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._sklearn import HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, NotFittedBase
+from . import _monitor
+from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
+                       NotFittedBase)
 from .backend import get_backend, resolve_dtype, to_numpy
 from .interactions import make_interaction
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, neuron_index, quiet_numpy, relax
-from .training import train_memories
-from .validation import check_labels, check_number, check_positive, check_random_state, check_states
+from .training import initial_memories, train_memories
+from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
+                         check_random_state, check_states)
 
-__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "NotFittedError", "NumericalOverflowError",
-           "NumericalUnderflowWarning", "RelaxResult", "equivalent_temperature"]
+__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NotFittedError",
+           "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "equivalent_temperature"]
 
 VARIANTS = ("original", "normalized")
 SCALINGS = ("fixed", "adaptive")
@@ -91,6 +94,10 @@ class NumericalUnderflowWarning(RuntimeWarning):
     """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
 
 
+class InputRangeWarning(UserWarning):
+    """A classifier's inputs are not symmetric about 0 (X in [0, 1], say): rescale them to [-1, 1]."""
+
+
 class NotFittedError(NotFittedBase):
     """The estimator has no memories yet.
 
@@ -103,6 +110,62 @@ class NotFittedError(NotFittedBase):
 _FITTED_PARAMS = ("variant", "interaction", "n", "epsilon", "leak", "dtype")
 
 
+def _overflow_error(est, what, N):
+    """NumericalOverflowError for ``what``, with N, n, dtype and, for the original network, the size of N**n."""
+    degree = est.interaction_.degree
+    dtype = est._dtype_name
+    hint = ""
+    if degree is not None and est.variant == "original":
+        hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
+                f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
+    return NumericalOverflowError(
+        f"{what} overflowed: inf/NaN in the {est.variant} network with N={N}, n={est.n}, "
+        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
+        "a wider dtype, or scaling='adaptive' (updates)."
+    )
+
+
+def _warn_underflow(est, N):
+    """NumericalUnderflowWarning: some update was decided by sign(0) because terms rounded to 0."""
+    warnings.warn(
+        f"underflow: terms of the energy difference rounded to 0 in the {est.variant} network "
+        f"(N={N}, n={est.n}, dtype={est._dtype_name}); some updates were decided by sign(0). "
+        "Use scaling='adaptive' or a wider dtype.",
+        NumericalUnderflowWarning,
+        stacklevel=3,
+    )
+
+
+def _training_options(est, deprecated):
+    """The training settings of this fit, checked: the constructor's, or deprecated ``fit`` keywords."""
+    unknown = sorted(set(deprecated) - set(_TRAINING_PARAMS) - {"temperature"})
+    if unknown:
+        raise TypeError(f"fit() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+    if deprecated:
+        names = ", ".join(sorted(deprecated))
+        warnings.warn(
+            f"fit({names}=...) is deprecated and will be removed in the next release: these are "
+            f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
+            f"set_params({names}=...), then fit(X, y)",
+            FutureWarning,
+            stacklevel=3,
+        )
+        if deprecated.get("temperature") is not None:
+            est.temperature = deprecated["temperature"]
+    opts = {name: deprecated.get(name, getattr(est, name)) for name in _TRAINING_PARAMS}
+    est._validate_params()
+    check_positive(opts["learning_rate"], "learning_rate")
+    check_positive(opts["epochs"], "epochs", integer=True)
+    check_number(opts["lr_decay"], "lr_decay", low=0, high=1, low_open=True)
+    check_number(opts["momentum"], "momentum", low=0, high=1, high_open=True)
+    for name in ("normalize_step", "clamp", "warm_start"):
+        if not isinstance(opts[name], (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {opts[name]!r}")
+    if opts["batch_size"] is not None:
+        check_positive(opts["batch_size"], "batch_size", integer=True)
+    return opts
+
+
 class RelaxResult(NamedTuple):
     """Relaxed states (B, N), a (B,) mask of states at a fixed point, sweeps run."""
 
@@ -111,76 +174,53 @@ class RelaxResult(NamedTuple):
     n_sweeps: int
 
 
-class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
+class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     r"""Dense Associative Memory (Krotov & Hopfield 2016), original or normalized: an estimator.
 
-    One class for both tasks. ``fit(X)`` stores ±1 patterns (an *associative
-    memory*: :meth:`recall` and :meth:`score` give the recalled patterns and the
-    fraction of bits recovered); ``fit(X, y)`` trains a *classifier* on inputs in
-    [-1, 1] (:meth:`predict`, :meth:`score` as accuracy). Every setting is a
-    constructor parameter, so scikit-learn's ``clone``, ``GridSearchCV`` and
-    ``Pipeline`` work (scikit-learn is optional).
+    ``fit(X)`` stores ±1 patterns (an associative memory: :meth:`recall`, and :meth:`score` as
+    the fraction of bits recovered); ``fit(X, y)`` trains a classifier on inputs in [-1, 1]
+    (:meth:`predict`, :meth:`decision_function`, :meth:`score` as accuracy). Every setting is a
+    constructor parameter, so scikit-learn's ``clone``, ``GridSearchCV`` and ``Pipeline`` work.
+    Neuron i of a state s is updated to the sign of
 
-    A neuron i of a state s is updated to the sign of its energy difference
-
-    .. math:: \Delta_i = \sum_{\mu=1}^{K} \big[F(a(\zeta_{\mu i} + s_{\mu i}))
-              - F(a(-\zeta_{\mu i} + s_{\mu i}))\big],
+    .. math:: \Delta_i = \sum_{\mu} \big[F(a(\zeta_{\mu i} + s_{\mu i})) - F(a(-\zeta_{\mu i} + s_{\mu i}))\big],
               \qquad s_{\mu i} = \sum_{j \ne i} \zeta_{\mu j}\, s_j,
 
-    and learning minimises :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}` with
-
-    .. math:: C_{bi} = \tanh\Big(\beta_\text{out} \sum_\mu \big[F(\beta_\text{in}(\zeta_{\mu i} + s_{\mu i}))
-              - F(\beta_\text{in}(-\zeta_{\mu i} + s_{\mu i}))\big]\Big).
-
-    The original network has :math:`a = \beta_\text{in} = 1`,
-    :math:`\beta_\text{out} = 1/T^n`; the normalized one :math:`a = 1/N`,
-    :math:`\beta_\text{in} = 1/(N T')`, :math:`\beta_\text{out} = 1`. For an
-    interaction homogeneous of degree n the two compute the same C exactly when
-    **T = N T'** (:func:`damlite.equivalent_temperature`), so the default
-    ``temperature=None`` means T' = 0.5 for the normalized network and the
-    equivalent T = N/2 for the original one.
-
-    With 40 memories, 300 epochs and the other defaults, training on 20 random
-    patterns of N = 100 keeps at least 99 % of their bits when they are relaxed,
-    for n = 10, 20 and 30 (tested). Memories start as weak noisy copies of the training rows
-    (``init="patterns"``), so every pattern has memories of its own from the first
-    step; started from noise (``"normal"``, the sweeps' and the public codes'
-    choice) each memory drifts to the pattern it starts closest to, and some
-    patterns get none. A fit whose loss never moves warns with a
-    :class:`ConvergenceWarning` that says what to change.
+    and learning minimises :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}`, :math:`C = \tanh(\beta_\text{out}
+    \Delta)` with :math:`\beta_\text{in}` in place of a. The original network has
+    :math:`a = \beta_\text{in} = 1`, :math:`\beta_\text{out} = 1/T^n`; the normalized one
+    :math:`a = 1/N`, :math:`\beta_\text{in} = 1/(N T')`, :math:`\beta_\text{out} = 1`; for a homogeneous
+    F they compute the same C exactly when **T = N T'** (:func:`damlite.equivalent_temperature`).
+    A fit that fails says so with a :class:`ConvergenceWarning` naming the cause and the fix (the
+    API reference lists the checks).
 
     Parameters
     ----------
     n_memories : int, default 100
         K, the number of memory vectors.
     interaction : str, default "polynomial"
-        F: "polynomial" (x^n), "rectified_polynomial" (max(x, 0)^n),
-        "leaky_rectified_polynomial", "exponential" (e^x) or
-        "author_rectified_polynomial" (see :func:`~damlite.interactions.make_interaction`).
+        F: "polynomial", "rectified_polynomial", "leaky_rectified_polynomial", "exponential" or
+        "author_rectified_polynomial" (:func:`~damlite.interactions.make_interaction`).
     n : int, default 10
         The interaction vertex: the power of the polynomial interactions.
     variant : str, default "normalized"
         "normalized" or "original": where the scale factors sit (above).
     temperature : float or None, default None
-        T > 0 of the original network, T' > 0 of the normalized one. None:
-        T' = 0.5, or T = N T' = N/2 for the original network (the fitted value
-        is ``temperature_``).
+        T > 0 (original) or T' > 0 (normalized); None: T' = 0.5, or T = N/2 for the original
+        network (the value in use is ``temperature_``).
     error_exponent : int, default 1
-        m >= 1 in the loss :math:`\sum (t - C)^{2m}`.
+        m >= 1 in the loss.
     scaling : str, default "fixed"
-        "adaptive" divides each neuron's arguments by their largest magnitude
-        before F in updates: exact signs for a homogeneous F at any n.
+        "adaptive" divides each neuron's arguments by their largest magnitude before F in
+        updates: exact signs for a homogeneous F at any n.
     epsilon : float, default 0.01
         The leaky rectified polynomial's slope for x < 0.
     leak : str, default "paper"
-        Its sign: F(x) = -eps x for x < 0 ("paper", as the paper writes it) or
-        +eps x ("code", as the paper author's code computes it).
+        Its sign: -eps x for x < 0 ("paper") or +eps x ("code", the paper author's code).
     init : str, default "patterns"
-        How memories start: "patterns", init_std times a training row plus
-        N(0, init_std^2) noise, the rows taken in a shuffled round robin (for a
-        classifier the row is the input and its bipolar one-hot label);
-        "normal", N(init_mean, init_std^2) draws; "uniform", U[0, 1) draws.
-        Clipped to [-1, 1].
+        Initial memories: "patterns" (init_std times a training row, bipolar one-hot label
+        included, plus N(0, init_std^2) noise), "normal" (N(init_mean, init_std^2)) or "uniform"
+        (U[0, 1)); clipped to [-1, 1].
     init_mean : float, default 0.0
         Mean of the initial memories ("normal" only).
     init_std : float, default 0.1
@@ -188,7 +228,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
     epochs : int, default 100
         Passes over the training data.
     learning_rate : float, default 0.1
-        The step size in the first epoch (see :mod:`damlite.training`).
+        The step size in the first epoch (:mod:`damlite.training`).
     lr_decay : float, default 1.0
         Factor applied to the learning rate after each epoch, in (0, 1].
     momentum : float, default 0.0
@@ -202,14 +242,13 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
     neurons : slice, sequence of int or None, default None
         Train only these neurons' predictions (associative memory only).
     warm_start : bool, default False
-        Continue from the current memories instead of starting afresh. Each fit
-        starts the optimiser anew (zero velocity, ``learning_rate`` undecayed).
+        Continue from the current memories (the optimiser starts anew).
     backend : str, default "auto"
         "auto" (CuPy on a usable GPU, else NumPy), "numpy" or "cupy".
-    dtype : str, default "auto"
-        "float64", "float32" or "float16" (normalized network only). "auto": float32 for the
-        normalized network on a GPU without fast float64 (a Colab T4, say), float64 otherwise
-        (:func:`damlite.backend.auto_dtype`); the dtype in use is ``dtype_``.
+    dtype : str or numpy dtype, default "auto"
+        float64, float32 or float16 (normalized network only), in any spelling NumPy accepts
+        (``"float32"``, ``np.float32``, ``np.dtype("f4")``); "auto": float32 for the normalized
+        network on a GPU without fast float64, else float64 (the dtype in use is ``dtype_``).
     random_state : None, int or numpy.random.Generator, default None
         Seeds the initial memories, the minibatch order and the update order.
     memory_budget : int, default DEFAULT_MEMORY_BUDGET
@@ -220,28 +259,23 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
     memories_ : array of shape (K, N)
         The memory vectors (settable: assign patterns to store them as they are).
     loss_curve_ : ndarray of shape (epochs,)
-        The loss L of each epoch, summed over the epoch's minibatches (computed
-        before each minibatch's step).
+        The loss of each epoch, summed over its minibatches (each before its step).
     temperature_ : float
-        The temperature in use (``temperature``, or the default above for N).
+        The temperature in use.
     classes_ : ndarray of shape (n_classes,)
         The class labels (a classifier only).
     n_features_in_ : int
-        Features of X seen by ``fit``: N, or N minus the class neurons.
+        Features of X seen by ``fit``.
     fit_seconds_ : float
         Wall-clock time of the last ``fit``.
 
     Examples
     --------
     >>> import numpy as np, damlite
-    >>> rng = np.random.default_rng(0)
-    >>> patterns = np.where(rng.random((5, 64)) < 0.5, -1.0, 1.0)
-    >>> dam = damlite.DenseAssociativeMemory(10, interaction="polynomial", n=4, temperature=0.3,
-    ...                                      epochs=100, learning_rate=0.1, backend="numpy", random_state=0)
+    >>> patterns = np.random.default_rng(0).choice([-1.0, 1.0], (5, 64))
+    >>> dam = damlite.DenseAssociativeMemory(10, n=4, temperature=0.3, backend="numpy", random_state=0)
     >>> dam = dam.fit(patterns)
     >>> noisy = patterns.copy(); noisy[:, :6] *= -1
-    >>> bool((dam.recall(noisy) == patterns).all())
-    True
     >>> dam.score(noisy, patterns)
     1.0
     """
@@ -320,15 +354,14 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         check_number(self.init_std, "init_std", low=0)
         if self.memory_budget is not None:
             check_number(self.memory_budget, "memory_budget", low=1)
-        if self.dtype not in ("auto", "float16", "float32", "float64"):
-            raise ValueError(f"dtype must be 'auto', 'float16', 'float32' or 'float64', got {self.dtype!r}")
+        dtype = check_dtype(self.dtype)
         check_random_state(self.random_state)
         self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
         if self.scaling == "adaptive" and self.interaction_.degree is None:
             raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
         self.xp_, self.backend_info_ = get_backend(self.backend)
-        self.dtype_ = resolve_dtype(self.xp_, self.dtype, self.variant)
-        if self.dtype == "float16" and self.variant == "original":
+        self.dtype_ = resolve_dtype(self.xp_, dtype, self.variant)
+        if dtype == "float16" and self.variant == "original":
             raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
 
     def _ensure_setup(self):
@@ -356,27 +389,13 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         self._fitted_params = {k: getattr(self, k) for k in _FITTED_PARAMS}
 
     # ------------------------------------------------ scikit-learn conventions
-    @classmethod
-    def _param_names(cls):
-        import inspect  # noqa: PLC0415
+    get_params = EstimatorParams.get_params  # on the class itself, so that the API page lists them
+    set_params = EstimatorParams.set_params
 
-        sig = inspect.signature(cls.__init__)
-        return sorted(p for p in sig.parameters if p != "self")
-
-    def get_params(self, deep=True):
-        """The constructor's parameters (scikit-learn's ``get_params``: ``clone`` works)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        """Set constructor parameters by name (scikit-learn's ``set_params``); returns self."""
-        valid = self._param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for DenseAssociativeMemory; valid: {valid}")
-            setattr(self, name, value)
-        for attr in ("xp_", "backend_info_", "dtype_", "interaction_"):  # re-validated on next use
+    def _forget_setup(self):
+        """After set_params: what the old parameters gave is derived again on next use."""
+        for attr in ("xp_", "backend_info_", "dtype_", "interaction_"):
             self.__dict__.pop(attr, None)
-        return self
 
     def __sklearn_is_fitted__(self):
         """Fitted means: has memories (scikit-learn's ``check_is_fitted`` asks this)."""
@@ -391,27 +410,6 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.non_deterministic = self.random_state is None
         return tags
-
-    def __repr__(self, N_CHAR_MAX=700):
-        """``DenseAssociativeMemory(...)`` with the parameters that differ from their defaults (scikit-learn's style)."""
-        import inspect  # noqa: PLC0415
-
-        defaults = {k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items() if k != "self"}
-        changed = []
-        for name in self._param_names():
-            value, default = getattr(self, name), defaults[name]
-            same = value is default or (type(value) is type(default) and value == default)
-            if not same:
-                changed.append(f"{name}={value!r}")
-        head = f"{type(self).__name__}("
-        lines, line = [], head
-        for k, part in enumerate(changed):  # wrapped at 88 columns, continuation lines under the first
-            piece = part + ("," if k < len(changed) - 1 else ")")
-            if line not in (head, " " * len(head)) and len(line) + 1 + len(piece) > 88:
-                lines.append(line.rstrip())
-                line = " " * len(head)
-            line += ("" if line in (head, " " * len(head)) else " ") + piece
-        return "\n".join(lines + [line if changed else head + ")"])
 
     def __getstate__(self):
         """Fitted attributes as data: arrays to NumPy, no module objects (pickle, deepcopy, joblib)."""
@@ -486,20 +484,6 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
                 )
         return b_in, b_out
 
-    def _init_memories(self, rows):
-        """Initial memories (see ``init``) from the training ``rows`` (B, N) in [-1, 1]."""
-        rng = check_random_state(self.random_state)
-        K, (B, N) = self.n_memories, rows.shape
-        if self.init == "patterns":
-            order = np.concatenate([rng.permutation(B) for _ in range(K // B + 1)])[:K]
-            host = self.init_std * rows[order] + rng.normal(0.0, self.init_std, size=(K, N))
-        elif self.init == "uniform":
-            host = rng.random((K, N))
-        else:
-            host = rng.normal(self.init_mean, self.init_std, size=(K, N))
-        self.memories_ = np.clip(host, -1.0, 1.0)
-        return rng
-
     # --------------------------------------------------------------- memories
     @property
     def memories_(self):
@@ -542,28 +526,6 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         self._ensure_setup()
         return str(self.dtype_).rsplit(".", 1)[-1].strip("'>")
 
-    def _nonfinite(self, what, N):
-        degree = self.interaction_.degree
-        dtype = self._dtype_name
-        hint = ""
-        if degree is not None and self.variant == "original":
-            hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
-                    f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
-        return NumericalOverflowError(
-            f"{what} overflowed: inf/NaN in the {self.variant} network with N={N}, n={self.n}, "
-            f"interaction={self.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
-            "a wider dtype, or scaling='adaptive' (updates)."
-        )
-
-    def _warn_underflow(self, N):
-        warnings.warn(
-            f"underflow: terms of the energy difference rounded to 0 in the {self.variant} network "
-            f"(N={N}, n={self.n}, dtype={self._dtype_name}); some updates were decided by sign(0). "
-            "Use scaling='adaptive' or a wider dtype.",
-            NumericalUnderflowWarning,
-            stacklevel=3,
-        )
-
     # -------------------------------------------------------------- dynamics
     def energy_difference(self, states):
         r"""Each neuron's energy difference; its sign is the neuron's update.
@@ -596,9 +558,9 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
                 memory_budget=self._budget, return_underflow=True,
             )
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise self._nonfinite("energy_difference", N)
+            raise _overflow_error(self, "energy_difference", N)
         if bool(underflow[0]):
-            self._warn_underflow(N)
+            _warn_underflow(self, N)
         return delta[0]
 
     def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None):
@@ -644,13 +606,13 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             memory_budget=self._budget,
         )
         if not bool(finite[0]):
-            raise self._nonfinite("relax", N)
+            raise _overflow_error(self, "relax", N)
         with quiet_numpy():
             _, underflow = energy_difference(mem[None], out[0], self.interaction_, self.scales(N)[0],
                                              rescale=self.scaling == "adaptive", memory_budget=self._budget,
                                              return_underflow=True)
         if bool(underflow[0]):
-            self._warn_underflow(N)
+            _warn_underflow(self, N)
         return RelaxResult(out[0], converged[0], sweeps)
 
     # --------------------------------------------------------------- learning
@@ -667,6 +629,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
         if not hasattr(self, "classes_"):
             self.classes_ = np.unique(labels)
+        check_label_types(self.classes_, labels)
         index = np.searchsorted(self.classes_, labels)
         if np.any(index >= len(self.classes_)) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != labels):
             raise ValueError("y contains labels not seen in the first fit")
@@ -687,7 +650,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self._budget,
         )
         if not bool(finite[0]):
-            raise self._nonfinite(what, N)
+            raise _overflow_error(self, what, N)
         return loss, grad
 
     def loss(self, X, y=None):
@@ -720,6 +683,12 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         ``normalize_step``, ``clamp``, ``neurons``, ``warm_start``), so that
         ``GridSearchCV`` and ``clone`` see them.
 
+        Afterwards the loss curve and one pass over (at most 1000) training rows are
+        checked: a fit that failed (loss rising, frozen or dead, one class predicted for
+        nearly everything, stored patterns not fixed points, loss still falling steeply)
+        warns with a :class:`ConvergenceWarning` that names the cause and the call that
+        fixes it. A classifier's X in [0, 1] warns with :class:`InputRangeWarning`.
+
         Parameters
         ----------
         X : array of shape (B, N) or (B, D)
@@ -739,41 +708,24 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         -------
         self : DenseAssociativeMemory
         """
-        unknown = sorted(set(deprecated) - set(_TRAINING_PARAMS) - {"temperature"})
-        if unknown:
-            raise TypeError(f"fit() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
-        if deprecated:
-            names = ", ".join(sorted(deprecated))
-            warnings.warn(
-                f"fit({names}=...) is deprecated and will be removed in the next release: these are "
-                f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
-                f"set_params({names}=...), then fit(X, y)",
-                FutureWarning,
-                stacklevel=2,
-            )
-            if deprecated.get("temperature") is not None:
-                self.temperature = deprecated["temperature"]
-        opts = {name: deprecated.get(name, getattr(self, name)) for name in _TRAINING_PARAMS}
+        opts = _training_options(self, deprecated)
         epochs, learning_rate, lr_decay, momentum, batch_size = (
             opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
         normalize_step, clamp, neurons, warm_start = (
             opts[k] for k in ("normalize_step", "clamp", "neurons", "warm_start"))
-        self._validate_params()
-        check_positive(learning_rate, "learning_rate")
-        check_positive(epochs, "epochs", integer=True)
-        check_number(lr_decay, "lr_decay", low=0, high=1, low_open=True)
-        check_number(momentum, "momentum", low=0, high=1, high_open=True)
-        for name, flag in (("normalize_step", normalize_step), ("clamp", clamp), ("warm_start", warm_start)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {flag!r}")
-        if batch_size is not None:
-            check_positive(batch_size, "batch_size", integer=True)
         if not warm_start:
             for attr in ("_memories", "classes_"):
                 if hasattr(self, attr):
                     delattr(self, attr)
         probes, targets, train_neurons, clamp_slice = self._learning_problem(X, y)
         N = probes.shape[1]
+        x_range = None
+        if y is not None:
+            inputs = probes[:, clamp_slice]
+            x_range = (float(self.xp_.min(inputs)), float(self.xp_.max(inputs)))
+            if x_range[0] >= 0 and x_range[1] > 0:
+                warnings.warn(f"{_monitor.input_range_hint(*x_range)} (an input at 0 sits halfway between a "
+                              "neuron's -1 and +1 and carries no signal)", InputRangeWarning, stacklevel=2)
         if neurons is not None:
             if y is not None:
                 raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
@@ -788,7 +740,7 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             rows = to_numpy(probes if self.init == "patterns" else probes[:1]).astype(np.float64)  # others: N only
             if y is not None:  # a classifier's rows carry their bipolar one-hot label
                 rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
-            rng = self._init_memories(rows)
+            self.memories_ = initial_memories(rows, self.n_memories, self.init, self.init_mean, self.init_std, rng)
         b_in, b_out = self._learning_scales(N)
         initial = self.memories_
         result = train_memories(
@@ -799,13 +751,22 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             random_state=rng.integers(2**63), progress=progress, memory_budget=self._budget,
         )
         if not result.finite[0]:
-            raise self._nonfinite(f"fit (epoch {int(result.failed_epoch[0])})", N)
+            raise _overflow_error(self, f"fit (epoch {int(result.failed_epoch[0])})", N)
         self._memories = result.memories[0]
         self._remember_params()
         self.loss_curve_ = result.loss[:, 0]
         self.fit_seconds_ = result.seconds
-        self._check_learning_underflow(probes, train_neurons, b_in)
-        self._check_frozen(initial, probes, train_neurons, b_in, b_out)
+        seen = _monitor.learning_pass(self, probes, train_neurons, b_in, targets.shape[1])
+        if seen.underflow:
+            warnings.warn(
+                f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
+                f"(N={N}, n={self.n}, T={self._temperature(N):g}, dtype={self._dtype_name}): the tanh argument "
+                "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
+                NumericalUnderflowWarning,
+                stacklevel=2,
+            )
+        _monitor.review_fit(self, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
+                            n_patterns=probes.shape[0], x_range=x_range, warm_start=warm_start, stacklevel=2)
         return self
 
     def _outputs(self, probes, neurons, beta_in, beta_out):
@@ -814,56 +775,8 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
             delta = energy_difference(self.memories_[None], probes, self.interaction_, beta_in,
                                       neurons=neurons, memory_budget=self._budget)[0]
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise self._nonfinite("decision_function", self.memories_.shape[1])
+            raise _overflow_error(self, "decision_function", self.memories_.shape[1])
         return self.xp_.tanh(beta_out * delta)
-
-    def _check_frozen(self, initial, probes, neurons, beta_in, beta_out, rows=256):
-        """Warn (ConvergenceWarning) when the loss never moved and the memories stayed where they started."""
-        curve = np.asarray(self.loss_curve_, dtype=np.float64)
-        if curve.size == 0 or curve[-1] == 0.0:  # nothing to learn: every output already exact
-            return
-        still = bool(self.xp_.all(self.memories_ == initial))
-        flat = curve.size > 1 and float(np.ptp(curve)) <= 1e-12 * abs(float(curve[0]))
-        if not (still or flat):
-            return
-        N = probes.shape[1]
-        C = np.asarray(to_numpy(self._outputs(probes[:rows], neurons, beta_in, beta_out)))
-        saturated, vanishing = float(np.mean(np.abs(C) == 1.0)), float(np.mean(np.abs(C) < 1e-6))
-        T = float(self._temperature(N))
-        if vanishing > 0.5:
-            why = (f"{vanishing:.0%} of the outputs C = tanh(beta_out Delta) are below 1e-6 in size "
-                   "(F of arguments below 1 vanishes for large n)")
-            hint = "Lower the temperature or n, start from larger memories (init_std), or use a wider dtype."
-        else:
-            why = f"{saturated:.0%} of the outputs C = tanh(beta_out Delta) are exactly +-1 (tanh saturated)"
-            hint = ("Raise the temperature or lower n so that tanh is not saturated." if saturated > 0.5
-                    else "Raise the learning rate or the temperature.")
-        if self.variant == "original" and self.temperature is not None and T < N * 0.05:
-            hint = (f"The original network's temperature is on its own scale, T = N T' (here T = {T:g} is "
-                    f"T' = {T / N:.3g}): leave temperature=None (T = N/2 = {N / 2:g}) or pass "
-                    f"damlite.equivalent_temperature(T', {N}, to='original'). " + hint)
-        warnings.warn(
-            f"training is frozen: the loss never moved in {curve.size} epoch(s) (L = {curve[-1]:.4g}) "
-            f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
-            f"{why} in the {self.variant} network (N={N}, n={self.n}, T={T:g}), where the gradient vanishes. "
-            f"{hint}",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-
-    def _check_learning_underflow(self, probes, neurons, beta_in, rows=256):
-        """Warn when the learning rule's energy differences are 0 only because F rounded to 0."""
-        with quiet_numpy():
-            _, underflow = energy_difference(self._memories[None], probes[:rows], self.interaction_, beta_in,
-                                             neurons=neurons, memory_budget=self._budget, return_underflow=True)
-        if bool(underflow[0]):
-            warnings.warn(
-                f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
-                f"(N={probes.shape[1]}, n={self.n}, T={self._temperature(probes.shape[1]):g}, dtype={self._dtype_name}): the tanh argument "
-                "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
-                NumericalUnderflowWarning,
-                stacklevel=3,
-            )
 
     # ---------------------------------------------------------- classification
     def _kind(self):
@@ -934,7 +847,8 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array of shape (B, N)
-            ±1 probes (noisy or partial patterns).
+            ±1 probes, e.g. stored patterns with bits flipped. Every bit must be -1 or +1:
+            for a partial pattern, fill the unknown bits with random ±1 values.
         mode, max_sweeps, random_state
             As in :meth:`relax`.
 
@@ -971,7 +885,9 @@ class DenseAssociativeMemory(ClassifierMixin, BaseEstimator):
         if hasattr(self, "classes_"):
             if y is None:
                 raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: score(X, y) needs the labels y")
-            return float(np.mean(self.predict(X) == check_labels(y, np.shape(X)[0])))
+            labels = check_labels(y, np.shape(X)[0])
+            check_label_types(self.classes_, labels)
+            return float(np.mean(self.predict(X) == labels))
         self._require(False, "score")
         recalled = self.recall(X)
         target = np.asarray(to_numpy(X if y is None else y), dtype=np.float64)

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from .backend import array_namespace, itemsize_of, to_numpy
 from .network import DEFAULT_MEMORY_BUDGET, loss_and_gradient, per_network_scalar, quiet_numpy
 
-__all__ = ["TrainingResult", "train_memories"]
+__all__ = ["TrainingResult", "initial_memories", "train_memories"]
 
 _STEP_FLOOR = 1e-30
 
@@ -73,6 +73,26 @@ def _gpu_fit(xp, memories, *args):
     from .kernels.gpu_fit import FusedFit  # noqa: PLC0415
 
     return FusedFit.create(xp, memories, *args)
+
+
+def initial_memories(rows, n_memories, init="patterns", init_mean=0.0, init_std=0.1, random_state=None):
+    """K = ``n_memories`` initial memories (K, N), clipped to [-1, 1], from the training ``rows`` (B, N).
+
+    ``init="patterns"``: ``init_std`` times a row plus N(0, init_std^2) noise, the rows taken in a
+    shuffled round robin (every row gets memories of its own when K >= B); ``"normal"``:
+    N(init_mean, init_std^2) draws; ``"uniform"``: U[0, 1) draws.
+    """
+    rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
+    rows = np.asarray(rows, dtype=np.float64)
+    K, (B, N) = n_memories, rows.shape
+    if init == "patterns":
+        order = np.concatenate([rng.permutation(B) for _ in range(K // B + 1)])[:K]
+        host = init_std * rows[order] + rng.normal(0.0, init_std, size=(K, N))
+    elif init == "uniform":
+        host = rng.random((K, N))
+    else:
+        host = rng.normal(init_mean, init_std, size=(K, N))
+    return np.clip(host, -1.0, 1.0)
 
 
 def train_memories(

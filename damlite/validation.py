@@ -9,7 +9,11 @@ import numpy as np
 
 from .backend import to_numpy
 
-__all__ = ["InputTypeError", "check_labels", "check_states", "check_positive", "check_number", "check_random_state"]
+__all__ = ["InputTypeError", "check_dtype", "check_label_types", "check_labels", "check_states", "check_positive",
+           "check_number", "check_random_state"]
+
+#: The float formats a network computes in.
+FLOAT_DTYPES = ("float16", "float32", "float64")
 
 
 #: How far past +-1 a scaled input may lie from rounding alone (it is clipped back).
@@ -37,6 +41,26 @@ def check_random_state(random_state):
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
         return np.random.default_rng(int(random_state))
     raise ValueError(f"random_state must be None, an int >= 0 or a numpy.random.Generator, got {random_state!r}")
+
+
+def check_dtype(dtype, name="dtype"):
+    """``"auto"``, or the name of the float format ``dtype`` spells in any way NumPy accepts.
+
+    ``"float32"``, ``np.float32``, ``np.dtype("float32")`` and ``"f4"`` all give ``"float32"``
+    (CuPy's dtypes are NumPy's). Anything but float16, float32 and float64 is a ValueError.
+    """
+    if isinstance(dtype, str) and dtype == "auto":
+        return "auto"
+    want = f"{name} must be 'auto', 'float16', 'float32' or 'float64' (or np.float32, ...), got {dtype!r}"
+    if dtype is None:
+        raise ValueError(want)
+    try:
+        spelled = np.dtype(dtype).name
+    except (TypeError, ValueError):
+        raise ValueError(want) from None
+    if spelled not in FLOAT_DTYPES:
+        raise ValueError(want)
+    return spelled
 
 
 def check_number(value, name, *, low=None, high=None, low_open=False, high_open=False, integer=False):
@@ -117,7 +141,11 @@ def check_states(states, xp, dtype, n_features, name, *, bipolar=True):
         raise ValueError(f"{name} contains NaN or inf")
     if bipolar:
         if not bool(xp.all((arr == 1) | (arr == -1))):
-            raise ValueError(f"{name} must contain only -1 and +1 (bipolar states)")
+            hint = ""
+            if bool(xp.any(arr == 0)):
+                hint = (f": 0 is not a state; for unknown bits (a partial pattern) put random values, "
+                        f"np.where({name} == 0, rng.choice([-1.0, 1.0], {name}.shape), {name})")
+            raise ValueError(f"{name} must contain only -1 and +1 (bipolar states){hint}")
     elif low < -1 or high > 1:
         if low < -1 - _ROUNDING or high > 1 + _ROUNDING:
             raise ValueError(f"{name} must lie in [-1, 1] (inputs are neuron states): rescale it, e.g. "
@@ -125,6 +153,16 @@ def check_states(states, xp, dtype, n_features, name, *, bipolar=True):
                              "clip=True) in a scikit-learn Pipeline")
         arr = xp.clip(arr, -1.0, 1.0)  # a rescaling's rounding (1 + 2e-16) is not an error
     return arr
+
+
+def check_label_types(classes, labels):
+    """ValueError (scikit-learn's "Mix of label input types") when ``labels`` are text and ``classes`` numbers,
+    or the other way round."""
+    text = [np.asarray(a).dtype.kind in "USO" for a in (classes, labels)]
+    if text[0] != text[1]:
+        kinds = ("string", "number") if text[0] else ("number", "string")
+        raise ValueError(f"Mix of label input types (string and number): the classifier was fitted with "
+                         f"{kinds[0]} labels, y holds {kinds[1]}s")
 
 
 def check_labels(y, n_samples):
@@ -151,10 +189,13 @@ def check_labels(y, n_samples):
     labels = labels.reshape(-1)
     if labels.dtype.kind == "O":  # objects: all text, or all integers
         values = labels.tolist()
-        if all(isinstance(v, str) for v in values):
+        text = [isinstance(v, str) for v in values]
+        if all(text):
             labels = labels.astype(str)
         elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
             labels = labels.astype(np.int64)
+        elif any(text) and all(t or isinstance(v, numbers.Number) for t, v in zip(text, values)):
+            raise ValueError("Mix of label input types (string and number): y holds both; pass labels of one type")
         else:
             raise ValueError("Unknown label type: y holds objects that are neither all text nor all integers")
     if labels.dtype.kind == "f" and np.any(np.isnan(labels)):

@@ -15,7 +15,7 @@ from damlite.classification import (
     confusion_matrices,
     equivalent_temperature,
     evaluate_classifiers,
-    macro_f1,
+    macro_f1_from_confusion as macro_f1,
     parameter_grid,
     predict_classes,
     train_classifiers,

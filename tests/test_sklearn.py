@@ -136,3 +136,67 @@ def test_metadata_free_fit_keywords_still_work_through_sklearn():
     with pytest.warns(FutureWarning, match="epochs"):
         pipe.fit(X, y, denseassociativememory__epochs=2)
     assert pipe[-1].loss_curve_.shape == (2,)
+
+
+# ------------------------------------------------------------------ the letter of scikit-learn's contract
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def test_the_docs_say_which_form_passes_check_estimator_and_how_to_get_probabilities():
+    import nbformat
+
+    api = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    quickstart = "\n".join(c.source for c in nbformat.read(ROOT / "book" / "quickstart.ipynb", as_version=4).cells)
+    for text in (api, quickstart):
+        assert "check_estimator" in text and "MinMaxScaler(feature_range=(-1, 1)" in text
+        assert "CalibratedClassifierCV" in text and "predict_proba" in text
+    extra = [line for line in (ROOT / "pyproject.toml").read_text().splitlines() if line.startswith("sklearn =")]
+    assert extra and ("check_estimator" not in extra[0] or "MinMaxScaler" in extra[0]), extra
+
+
+def test_no_predict_proba_but_calibration_gives_probabilities():
+    """The class outputs are not probabilities; CalibratedClassifierCV on held-out rows makes them."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = _mnist(900)
+    clf = _digit_classifier().fit(X[:600], y[:600])
+    assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
+    calibrated = CalibratedClassifierCV(FrozenEstimator(clf)).fit(X[600:800], y[600:800])
+    proba = calibrated.predict_proba(X[800:])
+    assert proba.shape == (100, 10)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(calibrated.classes_, clf.classes_)
+    assert np.mean(calibrated.classes_[np.argmax(proba, axis=1)] == y[800:]) > 0.5
+
+
+def test_mixed_label_types_raise_as_in_scikit_learn():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (12, 4))
+    clf = DenseAssociativeMemory(8, n=3, epochs=2, backend="numpy", random_state=0)
+    with pytest.warns(damlite.ConvergenceWarning):
+        clf.fit(X, np.array(["cat", "dog", "emu"] * 4))
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        clf.score(X, np.array([0, 1, 2] * 4))
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        DenseAssociativeMemory(8, n=3, epochs=2, backend="numpy").fit(X, np.array(["a", 1] * 6, dtype=object))
+
+
+@pytest.mark.parametrize("spelling, name", [
+    (np.float32, "float32"), ("float32", "float32"), (np.dtype("float32"), "float32"), ("f4", "float32"),
+    ("single", "float32"), (np.float64, "float64"), ("double", "float64"), (np.dtype("<f8"), "float64"),
+    (np.float16, "float16"), ("auto", "float64")])
+def test_every_numpy_dtype_spelling_is_accepted(spelling, name):
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (4, 16))
+    dam = DenseAssociativeMemory(8, n=3, epochs=1, dtype=spelling, backend="numpy", random_state=0)
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", damlite.ConvergenceWarning)
+        dam.fit(P)
+    assert dam.memories_.dtype == np.dtype(name)
+    assert dam.get_params()["dtype"] is spelling  # kept as given (clone)
+
+
+@pytest.mark.parametrize("spelling", [np.int32, "int8", "float128" if hasattr(np, "float128") else "c16", None, "fp32"])
+def test_other_dtypes_are_refused_naming_the_argument(spelling):
+    with pytest.raises(ValueError, match=r"dtype must be 'auto', 'float16', 'float32' or 'float64'"):
+        DenseAssociativeMemory(8, n=3, epochs=1, dtype=spelling, backend="numpy").fit(np.ones((2, 4)))

@@ -1,0 +1,364 @@
+r"""The training monitor: after ``fit``, name a failure in one line (what happened, the likely cause, the fix).
+
+It reads what the fit already has, the loss of every epoch, and makes one pass of energy differences
+over at most ``MAX_ROWS`` training rows (fewer for large networks: about ``BUDGET`` terms F), plus,
+for an associative memory whose F is not homogeneous, one pass of the update rule over the same rows
+(a homogeneous F gives the update's signs at the learning scale). At most one ConvergenceWarning per
+fit, for the first failure that holds, in the order of the table on the API page (book/api.md, "What
+a fit checks", whose thresholds a test compares with the constants below): frozen, rose, died, one
+class, not fixed points, still falling steeply. The advice names the cause the numbers point to: the
+original network given the normalized network's temperature, outputs vanished or saturated, steps
+that overshoot, a loss still falling (more epochs), a classifier's inputs not symmetric about 0.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._sklearn import ConvergenceWarning
+from .backend import to_numpy
+from .network import energy_difference, quiet_numpy
+
+__all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "LearningPass", "input_range_hint", "learning_pass", "read_curve",
+           "review_fit"]
+
+#: At most this many training rows are checked after a fit.
+MAX_ROWS = 1000
+#: ... and at most about this many terms F (rows x memories x (N + evaluated neurons)), but 32 rows at least.
+BUDGET = 2**25
+#: |C| below this counts as vanished.
+VANISHED = 1e-6
+#: Share of outputs vanished or saturated for a network to count as dead.
+DEAD_SHARE = 0.9
+#: A classifier answering one class for this share of its training rows (and twice the class's share of y).
+ONE_CLASS_SHARE = 0.75
+#: Share of a memory's stored bits that may change in one update before the fit warns.
+UNSTABLE_BITS = 0.01
+#: A drop of the loss of this fraction per epoch counts as falling.
+FALLING = 0.01
+
+
+@dataclass(frozen=True)
+class CurveShape:
+    """What the loss curve of one fit says (see :func:`read_curve`)."""
+
+    epochs: int
+    first: float
+    last: float
+    moved: bool  # not every epoch's loss equal
+    rose: bool  # last > first
+    flat_tail: int  # trailing epochs whose loss equals the last one's (to 1e-9)
+    falling: bool  # fell in each of the last tenth of the epochs, by >= 1 % an epoch or faster than ever before
+    steep: bool  # fell at the last epoch by >= 1 %, more than in any epoch before
+    peak: float = 0.0  # the largest loss
+    peak_epoch: int = 0  # its epoch, from 1
+    bouncing: int = 0  # rises among the last max(4, E/10) epochs when >= 40 % of them (range > 1e-4); else 0
+    window: int = 0  # that many epochs
+
+    def spike(self):
+        """' (after a peak of P at epoch k)' when the loss jumped tenfold above its first and last values."""
+        if self.peak > 10 * max(self.first, self.last):
+            return f" (after a peak of {self.peak:.3g} at epoch {self.peak_epoch})"
+        return ""
+
+    def trend(self):
+        first, last = _pair(self.first, self.last)
+        return f"{first} -> {last} in {self.epochs} epoch{'s' if self.epochs > 1 else ''}"
+
+
+def _fmt(x, digits=4):
+    """``x`` to ``digits`` significant digits, without an exponent between 1e-3 and 1e6 (10000, not 1e+04)."""
+    if x != 0 and 1e-3 <= abs(x) < 1e6:
+        rounded = float(f"{x:.{digits}g}")
+        text = f"{rounded:.{max(0, digits - 1 - math.floor(math.log10(abs(rounded))))}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{x:.{digits}g}"
+
+
+def _pair(a, b):
+    """a and b to 4 significant digits, or to as many (up to 10) as it takes to tell them apart."""
+    for digits in range(4, 11):
+        x, y = _fmt(a, digits), _fmt(b, digits)
+        if x != y:
+            break
+    return x, y
+
+
+def read_curve(curve):
+    """The shape of a loss curve (one value per epoch): rose, flat at the end, still falling, steeply."""
+    c = np.asarray(curve, dtype=np.float64).reshape(-1)
+    E = c.size
+    first, last = float(c[0]), float(c[-1])
+    tol = 1e-9 * max(abs(first), abs(last), np.finfo(np.float64).tiny)
+    flat = 0
+    while flat < E - 1 and abs(c[-2 - flat] - last) <= tol:
+        flat += 1
+    k = max(1, math.ceil(E / 10))
+    drops = -np.diff(c)
+    tail = drops[-k:]
+    speeding = bool(E >= 3 and np.all(drops[-2:] > 0) and drops[-1] > np.max(drops[:-1]))
+    falling = bool(E > 1 and np.all(tail > 0) and (np.sum(tail) >= FALLING * k * c[-1 - k] or speeding))
+    steep = bool(speeding and drops[-1] >= FALLING * c[-2])
+    w = min(E - 1, max(4, math.ceil(E / 10)))
+    rises = int(np.sum(drops[-w:] < 0)) if w > 0 else 0
+    window = c[-1 - w:]
+    bouncing = rises if (E >= 10 and rises >= 0.4 * w and np.ptp(window) > 1e-4 * np.mean(np.abs(window))) else 0
+    return CurveShape(E, first, last, bool(np.ptp(c) > tol), bool(E > 1 and last > first + tol), flat,
+                      bool(falling), steep, float(np.max(c)), int(np.argmax(c)) + 1, bouncing, w)
+
+
+def input_range_hint(low, high):
+    """The advice for inputs in [low, high] not symmetric about 0 (midpoint off by > 1/4 of the range), or ''."""
+    if high - low <= 0 or abs(high + low) <= 0.5 * (high - low):
+        return ""
+    return (f"X lies in [{low:.3g}, {high:.3g}], not symmetric about 0: inputs are neuron states in [-1, 1], rescale "
+            "them with 2 * X - 1 (for [0, 1]) or MinMaxScaler(feature_range=(-1, 1)) in a Pipeline")
+
+
+def _rows(B, K, N, M):
+    """Indices of the training rows to check: all, or a fixed random sample (bounded, see BUDGET)."""
+    m = min(B, MAX_ROWS, max(32, BUDGET // max(1, K * (N + M))))
+    if m == B:
+        return np.arange(B)
+    return np.sort(np.random.default_rng(0).choice(B, m, replace=False))  # the estimator's own draws untouched
+
+
+def _take(xp, array, index):
+    return xp.take(array, xp.asarray(index, device=getattr(array, "device", None)), axis=0)
+
+
+def _capacity(N, n):
+    """Krotov & Hopfield's estimate N^(n-1) / (2 (2n-3)!! ln N), as damlite.paper.capacity computes it."""
+    return N ** (n - 1) / (2.0 * math.prod(range(2 * n - 3, 0, -2)) * math.log(N))
+
+
+@dataclass
+class _Fit:
+    """One fit, as the monitor sees it."""
+
+    est: object
+    shape: CurveShape
+    N: int
+    T: float
+    classifier: bool
+    saturated: float = 0.0
+    vanished: float = 0.0
+    x_hint: str = ""
+
+    def where(self):
+        e = self.est
+        return f"in the {e.variant} network (N={self.N}, n={e.n}, T={self.T:g})"
+
+    def scale_mix_up(self):
+        """The original network given a temperature on the normalized network's scale (T' ~ 0.5)."""
+        e, T, N = self.est, self.T, self.N
+        if e.variant == "original" and e.temperature is not None and T < N * 0.05:
+            return (f"the original network's temperature is on its own scale, T = N T' (here T = {T:g} is "
+                    f"T' = {T / N:.3g}): leave temperature=None (T = N/2 = {N / 2:g}) or pass "
+                    f"damlite.equivalent_temperature(T', {N}, to='original')")
+        return ""
+
+    def more_epochs(self):
+        return (f"the loss is still falling ({self.shape.trend()}): train longer, "
+                f"set_params(epochs={2 * self.shape.epochs})")
+
+    def overshoot(self):
+        s = self.shape
+        if not s.bouncing:
+            return ""
+        return (f"the loss goes up and down (up in {s.bouncing} of the last {s.window} epochs): the steps "
+                f"overshoot; lower the learning rate, {self.lr_fix(0.1)}")
+
+    def outputs(self):
+        if self.vanished >= 0.5:
+            return f"{self.vanished:.0%} of the outputs C = tanh(beta_out Delta) vanished (|C| < 1e-6)"
+        if self.saturated >= 0.5:
+            return f"{self.saturated:.0%} of the outputs C = tanh(beta_out Delta) are saturated at +-1"
+        return ""
+
+    def temperature_fix(self, factor):
+        return f"set_params(temperature={self.T * factor:.3g})"
+
+    def lr_fix(self, factor):
+        return f"set_params(learning_rate={self.est.learning_rate * factor:.3g})"
+
+
+def _say(finding, causes, fix, stacklevel):
+    text = "; ".join([finding] + [c for c in causes if c]) + ". " + fix.rstrip(".") + "."
+    warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
+    return text
+
+
+def _frozen(f, still, stacklevel):
+    e, s = f.est, f.shape
+    if f.vanished > 0.5:
+        why = (f"{f.vanished:.0%} of the outputs C = tanh(beta_out Delta) are below 1e-6 in size "
+               "(F of arguments below 1 vanishes for large n)")
+        hint = "Lower the temperature or n, start from larger memories (init_std), or use a wider dtype."
+    else:
+        why = f"{f.saturated:.0%} of the outputs C = tanh(beta_out Delta) are exactly +-1 (tanh saturated)"
+        hint = ("Raise the temperature or lower n so that tanh is not saturated." if f.saturated > 0.5
+                else "Raise the learning rate or the temperature.")
+    mix = f.scale_mix_up()
+    if mix:
+        hint = _cap(mix) + ". " + hint
+    if f.x_hint:
+        hint += " " + _cap(f.x_hint) + "."
+    text = (f"training is frozen: the loss never moved in {s.epochs} epoch(s) (L = {_fmt(s.last)}) "
+            f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
+            f"{why} {f.where()}, where the gradient vanishes. {hint}")
+    warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
+    return text
+
+
+@dataclass
+class LearningPass:
+    """The learning rule's energy differences of the checked rows (one pass, see :func:`learning_pass`)."""
+
+    index: np.ndarray  # (R,) the training rows checked
+    rows: object  # (R, N) their probes, on the estimator's backend
+    delta: object  # (R, M) energy differences of the evaluated neurons at the learning scale beta_in
+    underflow: bool  # some are 0 only because F rounded to 0
+
+
+def learning_pass(est, probes, neurons, beta_in, n_evaluated):
+    """One energy-difference pass of the fitted memories over at most :data:`MAX_ROWS` training rows."""
+    xp, memories = est.xp_, est.memories_
+    B, N = probes.shape
+    index = _rows(B, memories.shape[0], N, n_evaluated)
+    rows = _take(xp, probes, index)
+    with quiet_numpy():
+        delta, underflow = energy_difference(memories[None], rows, est.interaction_, beta_in, neurons=neurons,
+                                             memory_budget=est._budget, return_underflow=True)
+    return LearningPass(index, rows, delta[0], bool(underflow[0]))
+
+
+def _rectified(est):
+    return est.interaction_.name.startswith(("rectified", "author_rectified"))
+
+
+def _cap(text):
+    return text[:1].upper() + text[1:]
+
+
+def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_range=None, warm_start=False,
+               stacklevel=3):
+    """Check a finished fit of ``est`` and warn (at most one ConvergenceWarning) when it failed.
+
+    ``seen`` is the :func:`learning_pass` over the training rows, ``targets`` (B, M) the wanted
+    outputs of the evaluated ``neurons``, ``initial`` the memories before the fit, ``n_patterns`` B,
+    ``x_range`` a classifier's (min, max) of X. Returns the warning's text, or None.
+    """
+    xp, memories = est.xp_, est.memories_
+    shape = read_curve(est.loss_curve_)
+    if shape.last == 0.0:  # every output exact: nothing to report
+        return None
+    N, K = memories.shape[1], memories.shape[0]
+    C = np.abs(np.asarray(to_numpy(xp.tanh(beta_out * seen.delta)), dtype=np.float64))
+    classifier = hasattr(est, "classes_")
+    f = _Fit(est, shape, N, float(est._temperature(N)), classifier, saturated=float(np.mean(C == 1.0)),
+             vanished=float(np.mean(C < VANISHED)),
+             x_hint=input_range_hint(*x_range) if classifier and x_range is not None else "")
+    still = bool(xp.all(memories == initial))
+    if still or not shape.moved:
+        return _frozen(f, still, stacklevel + 1)
+    mix, outputs = f.scale_mix_up(), f.outputs()
+    dead_share = max(f.vanished, f.saturated)
+    dead = (shape.flat_tail >= max(3, math.ceil(shape.epochs / 10)) and dead_share >= DEAD_SHARE
+            and (f.vanished >= f.saturated or shape.last > 1e-6 * shape.first))
+    if shape.rose:
+        first, last = _pair(shape.first, shape.last)
+        finding = f"the loss rose from {first} to {last} in {shape.epochs} epochs{shape.spike()} {f.where()}"
+        if dead:
+            finding += f" and stayed there for the last {shape.flat_tail}"
+        if mix:
+            fix = _cap(mix)
+        else:
+            fix = f"The steps overshoot: lower the learning rate, {f.lr_fix(0.2)}, or decay it (lr_decay=0.99)"
+            if f.vanished >= 0.5 and _rectified(est):
+                finding += " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)"
+            if f.saturated >= 0.5 or (f.vanished >= 0.5 and _rectified(est)):
+                fix += f", or raise the temperature, {f.temperature_fix(2)}"
+        return _say(finding, [outputs, f.x_hint], fix, stacklevel + 1)
+    if dead:
+        finding = (f"training died: the loss stayed at {_fmt(shape.last)} for the last {shape.flat_tail} of "
+                   f"{shape.epochs} epochs{shape.spike()} {f.where()}, with {outputs}, where the gradient vanishes")
+        if mix:
+            fix = _cap(mix)
+        elif f.vanished >= f.saturated and _rectified(est):
+            finding += " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)"
+            fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or raise the temperature, {f.temperature_fix(2)}"
+        elif f.vanished >= f.saturated:
+            fix = f"Lower the temperature, {f.temperature_fix(0.5)}, or n, or the learning rate, {f.lr_fix(0.2)}"
+        else:
+            fix = f"Raise the temperature, {f.temperature_fix(2)}, or lower n, so that tanh is not saturated"
+        return _say(finding, [f.x_hint], fix, stacklevel + 1)
+    if classifier:
+        labels = np.argmax(np.asarray(to_numpy(_take(xp, targets, seen.index))), axis=1)
+        predicted = np.argmax(np.asarray(to_numpy(seen.delta)), axis=1)
+        counts = np.bincount(predicted, minlength=len(est.classes_))
+        top = int(np.argmax(counts))
+        share, true_share = counts[top] / predicted.size, float(np.mean(labels == top))
+        if len(np.unique(labels)) > 1 and share >= ONE_CLASS_SHARE and share >= 2 * true_share:
+            label = est.classes_[top]
+            label = label.item() if hasattr(label, "item") else label
+            finding = (f"the classifier predicts class {label!r} for {share:.0%} of the training rows checked "
+                       f"({counts[top]} of {predicted.size}; {true_share:.0%} of them are of that class), "
+                       f"training accuracy {np.mean(predicted == labels):.3f}, {f.where()}{shape.spike()}")
+            if shape.falling:
+                causes, fix = [f.x_hint], _cap(f.more_epochs())
+            elif mix:
+                causes, fix = [outputs, f.x_hint], _cap(mix)
+            elif f.overshoot():
+                causes, fix = [outputs, f.x_hint], _cap(f.overshoot())
+            elif f.vanished >= 0.5 and _rectified(est):
+                causes = [outputs + " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)", f.x_hint]
+                fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or raise the temperature, {f.temperature_fix(2)}"
+            elif f.x_hint:
+                causes, fix = [outputs], _cap(f.x_hint)
+            else:
+                causes = [outputs]
+                fix = (f"Try another temperature ({f.temperature_fix(2)} or {f.temperature_fix(0.5)}), a larger "
+                       f"learning rate ({f.lr_fix(2)}) or more epochs")
+            return _say(finding, causes, fix, stacklevel + 1)
+    else:
+        update = seen.delta  # F homogeneous: the learning scale beta_in gives the update's signs
+        if est.interaction_.degree is None or seen.underflow:
+            with quiet_numpy():
+                update = energy_difference(memories[None], seen.rows, est.interaction_, est.scales(N)[0],
+                                           neurons=neurons, rescale=est.scaling == "adaptive",
+                                           memory_budget=est._budget)[0]
+        stored = np.asarray(to_numpy(_take(xp, targets, seen.index)))
+        flips = np.where(np.asarray(to_numpy(update)) >= 0, 1.0, -1.0) != stored
+        unstable = float(np.mean(flips))
+        if unstable >= UNSTABLE_BITS:
+            P, n = n_patterns, est.interaction_.degree
+            finding = (f"{unstable:.1%} of the stored bits are not fixed points after fitting ({int(flips.sum())} of "
+                       f"{flips.size} bits of the {seen.index.size} patterns checked change in one update): "
+                       f"{P} patterns, N = {N}, n = {est.n}, K = {K} memories, T = {f.T:g}")
+            causes = []
+            if shape.falling:
+                fix = _cap(f.more_epochs())
+            elif f.overshoot():
+                fix = _cap(f.overshoot())
+            elif n is not None and P > _capacity(N, n):
+                causes.append(f"{P} patterns is beyond the capacity estimate for random patterns, "
+                              f"N^(n-1) / (2 (2n-3)!! ln N) = {_capacity(N, n):.3g} at n = {n}, N = {N}")
+                fix = f"Raise n, set_params(n={n + 1}), or store fewer patterns"
+            else:
+                if n is not None:
+                    causes.append(f"{P} patterns is within the capacity estimate for random patterns "
+                                  f"({_capacity(N, n):.3g} at n = {n}), so training fell short")
+                fix = f"Lower the temperature, {f.temperature_fix(0.5)}, or train longer"
+                if K < P:
+                    fix += f", or give each pattern a memory, set_params(n_memories={P})"
+            return _say(finding, causes + [mix], fix, stacklevel + 1)
+    if shape.steep and not warm_start:
+        drop = est.loss_curve_[-2] - shape.last
+        finding = (f"the loss was still falling steeply when training stopped ({shape.trend()}, by {_fmt(drop)} in "
+                   f"the last epoch, more than in any epoch before)")
+        return _say(finding, [f.x_hint], f"Train longer, set_params(epochs={2 * shape.epochs})", stacklevel + 1)
+    return None
