@@ -297,6 +297,6 @@ def test_the_bootstrap_count_is_bounded(capsys):
     from damlite.__main__ import main
 
     assert main(["scorecard", "--bootstrap", "-1"]) == 2
-    assert "--bootstrap must be from 0 to 10000" in capsys.readouterr().err
+    assert "--bootstrap must be an integer in [0, 10000]" in capsys.readouterr().err
     with pytest.raises(ValueError, match="bootstrap"):
         scorecard.build(RESULTS, bootstrap=10**9)
