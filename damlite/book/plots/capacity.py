@@ -43,7 +43,7 @@ def plot_interactions(ns=(2, 3, 4, 6), epsilon=0.1, x=None):
     fig, grid = plt.subplots(2, 2, figsize=(7.2, 6.0), sharex=True, constrained_layout=True)
     axes = grid.ravel()
     names = [("polynomial", "polynomial $x^n$"), ("rectified_polynomial", "rectified $\\max(x,0)^n$"),
-             ("leaky_rectified_polynomial", f"leaky rectified, $\\epsilon$ = {epsilon}")]
+             ("leaky_rectified_polynomial", f"leaky rectified, $\\varepsilon$ = {epsilon}")]
     styles = ["-", "--", "-.", ":"]
     for ax, (name, title) in zip(axes, names):
         for i, (color, n) in enumerate(zip(_seq_colors(len(ns)), ns)):

@@ -65,8 +65,9 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     """log10 F_n(x) = n log10 x up to x = N against each format's largest value, and
     (``frontier=True``, below it) the overflow frontier over N with (N, n) marked.
 
-    Works in log10 so that no value overflows while drawing it. Returns the list of
-    axes (one or two).
+    Works in log10 so that no value overflows while drawing it. The y axis ends just above
+    the curve (or the nearest format limit above it); a limit far above is named in the
+    legend only. Returns the list of axes (one or two).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -79,13 +80,22 @@ def plot_power_and_limits(N, n, formats=("float16", "bfloat16", "float32", "floa
     left = axes[0]
     x = np.logspace(0, np.log10(N), 200)
     left.plot(x, n * np.log10(x), color=OKABE_ITO["black"], label=f"$F_{{{n}}}(x) = x^{{{n}}}$")
-    for name in formats:
-        fmt = numerics.get_format(name)
+    top = float(n * np.log10(N))
+    limits = {name: float(numerics.mpmath.log10(numerics.get_format(name).max)) for name in formats}
+    # the y axis ends just above the curve, or above the next format's limit if that is near:
+    # a limit far above (float64's 10**308 for a curve ending at 10**40) would squeeze the curve
+    above = [v for v in limits.values() if v > top]
+    ceiling = min(above) if above and min(above) <= 3 * max(top, 1.0) else top
+    ymax = 1.15 * max(ceiling, top, 1.0)
+    for name, limit in limits.items():
         style = FORMAT_STYLES.get(name, {})
         dashed = style.get("linestyle", "-") != "-"
-        left.axhline(float(numerics.mpmath.log10(fmt.max)), color=style.get("color"), zorder=3 if dashed else 2,
-                     linestyle=style.get("linestyle", "-"), label=f"{name} max")
-    top = float(n * np.log10(N))
+        kw = dict(color=style.get("color"), zorder=3 if dashed else 2, linestyle=style.get("linestyle", "-"))
+        if limit <= ymax:
+            left.axhline(limit, label=f"{name} max", **kw)
+        else:  # off the top: named in the legend only
+            left.plot([], [], label=f"{name} max, $10^{{{limit:.0f}}}$ (above)", **kw)
+    left.set_ylim(0, ymax)
     left.plot([N], [top], marker="*", markersize=14, color=OKABE_ITO["vermillion"], linestyle="none",
               label=f"x = N: $10^{{{top:.1f}}}$".replace(".0}", "}"))  # 10^{120}, not 10^{120.0}
     left.set_xscale("log")

@@ -28,16 +28,25 @@ def plot_digits(X, y, *, per_class=6, shape=(28, 28)):
 
 def plot_accuracy_curves(curves, *, reference=None, ax=None, ylim=(0.8, 1.0)):
     """Test accuracy against epoch. ``curves``: label -> (epochs, accuracy);
-    ``reference``: label -> {epoch: accuracy} drawn as large open markers."""
+    ``reference``: label -> {epoch: accuracy} drawn as large open markers.
+
+    A long curve (more than 40 points) is a thin line without markers, drawn under the
+    short ones, so that the short curves' markers stay visible where the two overlap.
+    """
     ax = _axes(ax)
     styles = [dict(color=OKABE_ITO["blue"], linestyle="-", marker="o", markersize=4),
               dict(color=OKABE_ITO["orange"], linestyle="--", marker="x", markersize=6),
               dict(color=OKABE_ITO["green"], linestyle=":", marker="^", markersize=4)]
     for k, (label, (epochs, acc)) in enumerate(curves.items()):
-        ax.plot(epochs, acc, label=label, **styles[k % len(styles)])
+        style = dict(styles[k % len(styles)])
+        if len(epochs) > 40:  # many points: a line under the others
+            style.update(marker=None, linewidth=1.2, zorder=1)
+        else:
+            style.update(zorder=3)
+        ax.plot(epochs, acc, label=label, **style)
     for label, points in (reference or {}).items():
         ax.plot(list(points), list(points.values()), linestyle="none", marker="D", markersize=9,
-                markerfacecolor="none", markeredgecolor=OKABE_ITO["vermillion"], label=label)
+                markerfacecolor="none", markeredgecolor=OKABE_ITO["vermillion"], label=label, zorder=4)
     ax.set(xlabel="epoch", ylabel="test accuracy", ylim=ylim)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
@@ -144,15 +153,22 @@ def plot_f1_heatmaps(records, ns, grid="paper", *, variants=("original", "normal
     return plot_f1_panels(panels, ncols=len(variants), grid=grid, N=N, dtype=dtype, title=title)
 
 
-def plot_memories(memories, *, ncols=8, shape=(28, 28), n_pixels=784, axes=None, title=None):
-    """Memories' pixel parts as images on a shared symmetric scale (PuOr_r: orange > 0, purple < 0)."""
+def plot_memories(memories, *, ncols=4, shape=(28, 28), n_pixels=784, axes=None, title=None, width=7.2):
+    """Memories' pixel parts as images on a shared symmetric scale (PuOr_r: orange > 0, purple < 0).
+
+    The tiles fill a figure ``width`` inches wide (the colour bar beside them), ``ncols`` to
+    a row: four to a row keep each tile about 80 px wide on a phone, large enough to tell a
+    digit from a blend.
+    """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     mem = np.asarray(memories, dtype=float)[:, :n_pixels]
     nrows = -(-mem.shape[0] // ncols)
     if axes is None:
-        side = min(0.9, 7.2 / ncols)  # fill the ~7.2 in column, tiles at most 0.9 in
-        fig, axes = plt.subplots(nrows, ncols, figsize=(side * ncols, side * nrows + 0.4), squeeze=False)
+        side = (width - 0.8) / ncols  # the colour bar takes about 0.8 in
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width, side * nrows + (0.35 if title else 0.1)),
+                                 squeeze=False, layout="constrained")
+        fig.get_layout_engine().set(w_pad=0.02, h_pad=0.02, wspace=0.02, hspace=0.02)
     axes = np.asarray(axes).reshape(-1)
     lim = float(np.abs(mem).max()) or 1.0
     im = None

@@ -8,7 +8,7 @@ from .style import (INV_TEMPERATURE_LABELS, OKABE_ITO, _axes, _log_edges, _major
 
 
 def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100, dtype="float64",
-                        metric="distance", vmax=None, title=None):
+                        metric="distance", vmax=None, title=None, ncols=None):
     """Mean ``metric`` over repeats on the (learning rate, 1/T) grid: one row per n, one column per network
     (a single network wraps its n into rows of three).
 
@@ -16,7 +16,9 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
     Each panel's y axis is its network's own inverse temperature: 1/T for the
     original, 1/T' for the normalized. Missing results leave an empty panel that says so;
-    with no ``ns`` (or no ``variants``) nothing is drawn and None is returned.
+    with no ``ns`` (or no ``variants``) nothing is drawn and None is returned. ``ncols``
+    sets the panels per row instead (1 stacks the two networks of one n: a tall figure
+    that stays legible on a phone).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from damlite.sweeps.experiments import heatmap_table  # noqa: PLC0415
@@ -25,7 +27,7 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     panels = [(n, v) for n in ns for v in variants]
     if not panels:
         return None  # nothing on file: no figure (plt.subplots refuses 0 rows)
-    ncols = len(variants) if len(variants) > 1 else min(3, len(panels))
+    ncols = ncols or (len(variants) if len(variants) > 1 else min(3, len(panels)))
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(min(7.2, 3.1 * ncols + 0.9), 2.3 * nrows + 0.3),
                              squeeze=False, constrained_layout=True)
@@ -118,7 +120,7 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
 _READING_COLORS = ("blue", "vermillion", "green", "orange", "purple", "sky")
 
 
-def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None):
+def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None, legend=False):
     """The good region against n for both networks under several readings of the experiment.
 
     ``readings`` maps a label to summary rows (:func:`damlite.sweeps.experiments.summarize`,
@@ -133,8 +135,8 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
     axes; range bars for the normalized networks only; one legend below the figure). ``per_reading=True`` gives each
     reading a row of two panels (``axes`` of shape (len(readings), 2), made at column
     width when not given), colours by network, the row titled by ``titles[label]``
-    (default: the label); the caller adds one legend for the figure (the returned axes
-    carry the labels in row 0).
+    (default: the label); ``legend=True`` adds one legend for the figure below it (else
+    the caller does: the returned axes carry the labels in row 0).
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -190,6 +192,9 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None)
             ax_c.set_ylim(min(lo for lo, _ in lims), max(hi for _, hi in lims))
             ax_c.yaxis.set_major_locator(LogLocator(base=10))
             ax_c.yaxis.set_minor_formatter(NullFormatter())
+        if legend:
+            handles, labels = pairs[0][0].get_legend_handles_labels()
+            pairs[0][0].figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)
         return axes
     axes[0].set(yscale="log", xlabel="interaction vertex n", ylabel="$1/T'$ of the good cells")
     axes[1].set(xlabel="interaction vertex n", ylabel="fraction of the grid that is good", ylim=(0, 1))
@@ -250,3 +255,72 @@ def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax
     ax.set(xlabel="interaction vertex n", ylabel=f"cells with |Δ distance| ≤ {tolerance}", ylim=(0, 1.05))
     ax.legend(fontsize=8, loc="lower left")
     return ax
+
+
+def plot_dead_memories(series, *, ax=None):
+    """The fraction of memories no pattern activates after training, against n, both networks.
+
+    ``series`` maps a label (the interaction) to sweep records that carry
+    ``inactive_memories`` (the fraction of memories with max_a zeta . xi^a <= 0), averaged
+    here over the grid and the repeats. Colour: the series; solid: normalized network;
+    dashed, open markers: original. One legend below the axes.
+    """
+    from ..results import mean_by_n  # noqa: PLC0415
+
+    ax = _axes(ax, figsize=(7.2, 3.4))
+    colours = ("blue", "vermillion", "green", "orange", "purple")
+    for k, (label, records) in enumerate(series.items()):
+        for variant, style in (("normalized", "-o"), ("original", "--s")):
+            data = mean_by_n(records, variant, "inactive_memories")
+            if data:
+                ax.plot(list(data), list(data.values()), style, color=OKABE_ITO[colours[k % len(colours)]],
+                        label=f"{label}, {variant}", markerfacecolor="none" if variant == "original" else None)
+    ax.set(xlabel="interaction vertex n", ylabel="memories no pattern activates", ylim=(0, 1))
+    ax.figure.legend(loc="outside lower center", ncols=3, fontsize=8)
+    return ax
+
+
+def plot_setting_effects(tables, settings, *, colours=None):
+    """How each of the paper's other settings moves the good region, against its control.
+
+    ``tables`` is :func:`damlite.paper.scorecard.secondary_tables`: (key, n, grid, N) ->
+    a heatmap table (``mean``, ``its``, ``lrs``), the key ``"setting|network"``, with a
+    ``"control|network"`` entry for each. ``settings`` names the settings in the order
+    of the x axis. One marker per block: circles the normalized network, squares the
+    original (open); colour gives n. Left: the change of the good region's share of the
+    grid, over a grey band of +-0.1 (the scorecard's tolerance for "similar"); right: how
+    far its centre moves along the learning-rate axis (a factor, log scale).
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    from ...paper.claims import region  # noqa: PLC0415
+
+    colours = colours or {3: "blue", 10: "vermillion", 20: "green"}
+    settings = list(settings)
+    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.5), layout="constrained")
+    ns = set()
+    for (key, n, grid, N), t in sorted(tables.items()):
+        name, _, network = key.partition("|")
+        if name == "control" or name not in settings:
+            continue
+        base = tables[("control|" + network, n, grid, N)]
+        a, b = (region(x.mean, x.its, x.lrs) for x in (base, t))
+        ns.add(n)
+        style = dict(marker="o" if network == "normalized" else "s", linestyle="none",
+                     color=OKABE_ITO[colours.get(n, "black")],
+                     markerfacecolor="none" if network == "original" else None)
+        x = settings.index(name) + (0.12 if network == "original" else -0.12)
+        axes[0].plot(x, b["good_fraction"] - a["good_fraction"], **style)
+        axes[1].plot(x, b["centre_lr"] / a["centre_lr"], **style)
+    axes[0].axhspan(-0.1, 0.1, color="0.9", zorder=0)
+    axes[0].set(ylabel="good share: setting - control")
+    axes[1].set(yscale="log", ylabel="learning-rate centre:\nsetting / control")
+    plain_log_labels(axes[1].yaxis)
+    for ax in axes:
+        ax.set_xticks(range(len(settings)), settings, rotation=30, fontsize=9)
+    keys = [plt.Line2D([], [], color=OKABE_ITO[colours.get(n, "black")], marker="o", linestyle="none",
+                       label=f"n = {n}") for n in sorted(ns)]
+    keys += [plt.Line2D([], [], color="black", marker=m, markerfacecolor=f, linestyle="none", label=v)
+             for m, f, v in (("o", None, "normalized"), ("s", "none", "original"))]
+    fig.legend(handles=keys, loc="outside lower center", ncols=5, fontsize=9)
+    return fig
