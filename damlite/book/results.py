@@ -37,7 +37,7 @@ class ResultFile:
         One entry per block on file: ``key``, ``backend``, ``device``, ``seconds``, ``date``,
         ``git_commit``.
     blocks : list
-        The profile's blocks (:func:`damlite.sweeps.experiments.profile_blocks`); empty
+        The profile's blocks (:func:`damlite.sweeps.blocks.profile_blocks`); empty
         when no profile was given.
     """
 
@@ -80,8 +80,8 @@ def load(path, task=None, profile=None):
     """The records and provenance of the result file at ``path`` (nothing if it is absent).
 
     With ``task`` and ``profile`` only the records of that profile's blocks are kept
-    (:func:`damlite.sweeps.experiments.load_records` with ``blocks``), and
-    :attr:`ResultFile.blocks` lists them all, on file or not.
+    (:func:`damlite.sweeps.resultfiles.load_records` with ``blocks``), and
+    ``ResultFile.blocks`` lists them all, on file or not.
     """
     from ..sweeps import experiments as ex  # noqa: PLC0415
 

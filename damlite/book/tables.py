@@ -173,7 +173,9 @@ def verdict_html(graded):
     if graded.get("verdict", "not tested") == "not tested":
         return Markup('<span title="not tested">–</span>')
     word = _VERDICT.get(graded["verdict"], graded["verdict"])
-    return Markup(f"{html.escape(word)}<br><small>{graded['hits']}/{graded['total']}</small>")
+    count = f"{graded['hits']}/{graded['total']}"
+    return Markup(f'{html.escape(word)}<br><span class="dl-count" style="font-size: 0.85em; opacity: 0.8">'
+                  f"{count}</span>")
 
 
 def verdict_table(card, task, *, readings=None):
