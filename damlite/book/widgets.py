@@ -325,15 +325,15 @@ def _frontier_text(N, n, formats, numerics):
 def heatmap_frames(records, ns, grid="coarse", *, variants=("original", "normalized"), N=100,
                    dtype="float64", metric="distance", vmax=None):
     """Chapter 6's sweep heatmaps without a kernel: one slider over n; each frame is
-    :func:`damlite.book.plots.plot_sweep_heatmaps` for that n, both networks side by side
-    (same colour scale in every frame, so frames can be compared).
+    :func:`damlite.book.plots.plot_sweep_heatmaps` for that n, the two networks one above the
+    other (same colour scale in every frame, so frames can be compared).
 
     ``records`` and the keywords are those of ``plot_sweep_heatmaps``.
     """
     from . import plots  # noqa: PLC0415
 
-    def draw(n):
+    def draw(n):  # the networks one above the other: a frame that a phone shows large enough
         return plots.plot_sweep_heatmaps(records, [n], grid, variants=variants, N=N, dtype=dtype, metric=metric,
-                                         vmax=vmax, title=f"n = {n}")
+                                         vmax=vmax, title=f"n = {n}", ncols=1)
 
     return static_explorer(draw, {"n": list(ns)}, title="Sweep heatmaps: move n")
