@@ -155,8 +155,9 @@ _WORDS = (
     (" -> ", " → "),
     ("T'", "T′"),
 )
-#: How a verdict reads in a cell.
-_VERDICT = {"reproduced": "reproduced", "partly": "partly", "not reproduced": "not"}
+#: How a verdict reads in a cell (the scorecard's three outcomes, :mod:`damlite.paper.claims`).
+_VERDICT = {"supported": "supported", "refuted": "refuted", "undetermined": "undetermined",
+            "missing input": "missing input"}
 
 
 def claim_html(text):
@@ -169,12 +170,14 @@ def claim_html(text):
 
 
 def verdict_html(graded):
-    """One reading's verdict on one claim: the word, and under it k/m (the values of n that pass)."""
+    """One reading's verdict on one claim: the word, and under it k/m (the values of n supported),
+    with *identity* or *unstable* where the scorecard marks them (they carry no bottom line)."""
     if graded.get("verdict", "not tested") == "not tested":
         return Markup('<span title="not tested">–</span>')
     word = _VERDICT.get(graded["verdict"], graded["verdict"])
-    count = f"{graded['hits']}/{graded['total']}"
-    return Markup(f'{html.escape(word)}<br><span class="dl-count" style="font-size: 0.85em; opacity: 0.8">'
+    mark = " (identity)" if graded.get("identity") else " (unstable)" if graded.get("unstable") else ""
+    count = f"{graded.get('supported', 0)}/{graded.get('total', 0)}"
+    return Markup(f'{html.escape(word + mark)}<br><span class="dl-count" style="font-size: 0.85em; opacity: 0.8">'
                   f"{count}</span>")
 
 
@@ -194,8 +197,8 @@ def verdict_table(card, task, *, readings=None):
     Returns
     -------
     Table
-        One column per reading; a cell reads "partly" over "k/m": k of the m values of n
-        (or grids) the claim covers pass.
+        One column per reading; a cell reads the verdict (supported, refuted or undetermined)
+        over "k/m": k of the m values of n (or grids) the claim covers are supported.
     """
     claims = [c for c in card["claims"] if c["task"] == task]
     if not claims:
@@ -207,5 +210,5 @@ def verdict_table(card, task, *, readings=None):
         rows.append([verdict_html(c["readings"].get(k, {})) for k in labels])
     header = [k.replace(", ", ",\n") for k in labels]
     return Table(header, rows, align=["left"] * len(labels),
-                 note="Each cell: the verdict, and k/m, the values of n (or grids) that pass of those the "
+                 note="Each cell: the verdict, and k/m, the values of n (or grids) supported of those the "
                       "claim covers; – not tested.")
