@@ -37,7 +37,7 @@ class ResultFile:
         One entry per block on file: ``key``, ``backend``, ``device``, ``seconds``, ``date``,
         ``git_commit``.
     blocks : list
-        The profile's blocks (:func:`damlite.sweeps.blocks.profile_blocks`); empty
+        The profile's blocks (``damlite.sweeps.blocks.profile_blocks``); empty
         when no profile was given.
     """
 
