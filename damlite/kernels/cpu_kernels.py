@@ -407,7 +407,7 @@ def palette(x):
     on one core.
     """
     x = np.ascontiguousarray(x)
-    if x.ndim != 2 or x.dtype not in (np.float32, np.float64) or x.size == 0:
+    if x.ndim != 2 or x.dtype not in (np.float32, np.float64) or x.size == 0 or not available():
         return None
     bits = np.uint32 if x.dtype == np.float32 else np.uint64
     codes, table, found = np.empty(x.shape, np.uint8), np.empty(PALETTE_SIZE, x.dtype), []
