@@ -21,8 +21,8 @@ by memories. The threads run the numba kernels and single-threaded BLAS products
 (threadpoolctl limits BLAS to one thread during the epoch): one pool of threads, none of
 them busy-waiting on a core another needs. A step is split only where its work reaches
 :data:`damlite.kernels.cpu_kernels.MIN_WORK` (measured: below it two threads are slower than
-one); where no step is split, BLAS keeps its own threads, unless the kernels' thread count
-is 1, which then holds for the products too. Without threadpoolctl, T is 1.
+one); BLAS stays on one thread where no step is split too. Without threadpoolctl, T is 1
+and BLAS keeps its own threads.
 
 The same kernels and the same arithmetic in the same order as the minibatch loop of
 :mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: on one thread the
@@ -100,9 +100,11 @@ class CpuFit:
         self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
         full = self._rows(self.batch)  # a shorter last minibatch splits no step that a full one does not
         self.threads = max(full["front"], full["back"], full["step"])
-        # BLAS on one thread during the epoch where the steps are split (the kernel threads cut the products
-        # themselves), and where the kernels' thread count is 1 (NUMBA_NUM_THREADS=1 holds for the products too)
-        self.blas_one = self.threads > 1 or (cpu_kernels.num_threads() == 1 and cpu_kernels.blas_threads() > 1)
+        # BLAS on one thread during every epoch: where the steps are split, the kernel threads cut the products
+        # themselves; where they are not, BLAS's own threads lose (measured, bench/threads.py: 3-7x slower
+        # epochs on the shared 2-core machine once the products pass OpenBLAS's threading size, its idle threads
+        # spinning on the cores), and a thread count of 1 holds for the products too
+        self.blas_one = cpu_kernels.blas_threads() > 1
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,

@@ -86,7 +86,6 @@ tests check it).
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import threading
@@ -424,18 +423,42 @@ def spans(n, parts, align=1):
 
 _controller = None
 _blas_own = 1  # the most threads a loaded BLAS library uses by itself, read with the controller
+_blas_setters = []  # per BLAS library: a function that sets its thread count and returns the count it had
+
+
+def _setter(lib):
+    """A function n -> the count before, setting ``lib``'s thread count (a threadpoolctl library controller).
+
+    OpenBLAS through its ``openblas_set_num_threads_local`` where it has it: OpenBLAS 0.3.31 ignores
+    ``openblas_set_num_threads`` (threadpoolctl's way) called from a thread other than the main one
+    once the main thread has called it (measured: the products of a fit in a second thread then ran
+    on two BLAS threads, beside the kernel threads, and rounded differently); the local form takes
+    effect from any thread. Other libraries through threadpoolctl.
+    """
+    local = getattr(lib.dynlib, "openblas_set_num_threads_local", None) if lib.internal_api == "openblas" else None
+    if local is not None:
+        local.restype, local.argtypes = ctypes.c_int, [ctypes.c_int]
+        return local
+
+    def through_threadpoolctl(n):
+        before = lib.num_threads
+        lib.set_num_threads(n)
+        return before
+    return through_threadpoolctl
 
 
 def _blas_controller():
-    """threadpoolctl's controller of the loaded BLAS libraries, or False where threadpoolctl is missing."""
-    global _controller, _blas_own
+    """True where threadpoolctl can hold the loaded BLAS libraries (:data:`_blas_setters`; none found: nothing
+    to hold), False where it is missing."""
+    global _controller, _blas_own, _blas_setters
     if _controller is None:
         try:
             import threadpoolctl  # noqa: PLC0415
 
-            controller = threadpoolctl.ThreadpoolController()
-            _blas_own = max([lib.num_threads for lib in controller.select(user_api="blas").lib_controllers] or [1])
-            _controller = controller
+            libs = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+            _blas_own = max([lib.num_threads for lib in libs] or [1])
+            _blas_setters = [_setter(lib) for lib in libs]
+            _controller = True
         except Exception:  # noqa: BLE001 - optional (pip install damlite[fast] brings it)
             _controller = False
     return _controller
@@ -447,77 +470,42 @@ def blas_threads() -> int:
     return _blas_own if _blas_controller() else 1
 
 
-_blas_held = [0, []]  # [fits holding BLAS to one thread, how to restore each library's own count]
+_blas_held = [0, []]  # [fits holding BLAS to one thread, the counts to restore]
 _blas_lock = threading.Lock()
 
 
-def _blas_to_one():
-    """Set every loaded BLAS library to one thread; the functions that restore each one's count.
+class _BlasHold:
+    """BLAS held to one thread from construction until exit (a context manager); holds overlap: the first
+    sets the libraries to one thread, the last to exit restores their counts."""
 
-    OpenBLAS through its ``openblas_set_num_threads_local`` where it has it: OpenBLAS 0.3.31 ignores
-    ``openblas_set_num_threads`` (threadpoolctl's way) called from a thread other than the main one
-    once the main thread has called it (measured: the products of a fit in a second thread then ran
-    on two BLAS threads, beside the kernel threads, and rounded differently); the local form takes
-    effect from any thread. Other libraries through threadpoolctl.
-    """
-    restore = []
-    for lib in _blas_controller().select(user_api="blas").lib_controllers:
-        local = getattr(lib.dynlib, "openblas_set_num_threads_local", None) if lib.internal_api == "openblas" else None
-        if local is not None:
-            local.restype, local.argtypes = ctypes.c_int, [ctypes.c_int]
-            before = local(1)
-            restore.append(lambda f=local, n=before: f(n))
-        else:
-            before = lib.num_threads
-            lib.set_num_threads(1)
-            restore.append(lambda lib=lib, n=before: lib.set_num_threads(n))
-    return restore
+    def __init__(self):
+        with _blas_lock:
+            if _blas_held[0] == 0:
+                _blas_held[1] = [set_threads(1) for set_threads in _blas_setters]
+            _blas_held[0] += 1
 
+    def __enter__(self):
+        return self
 
-@contextlib.contextmanager
-def _hold_blas():
-    with _blas_lock:
-        if _blas_held[0] == 0:
-            _blas_held[1] = _blas_to_one()
-        _blas_held[0] += 1
-    try:
-        yield
-    finally:
+    def __exit__(self, *exc):
         with _blas_lock:
             _blas_held[0] -= 1
             if _blas_held[0] == 0:
-                for undo in _blas_held[1]:
-                    undo()
+                for set_threads, n in zip(_blas_setters, _blas_held[1]):
+                    set_threads(n)
                 _blas_held[1] = []
 
 
 def one_blas_thread():
-    """Limit BLAS to one thread per product now (threadpoolctl) and return a context manager that restores
-    the limits on exit; None where threadpoolctl is not installed.
+    """Limit BLAS to one thread per product now and return a context manager that restores the limits on
+    exit; None where threadpoolctl is not installed.
 
     While the kernel threads split the products themselves, no idle BLAS thread busy-waits
     on the cores the kernels use (OpenBLAS's do, for 2**28 cycles after each product).
     Fits in several threads at once share one limit: the first sets it, the last to finish
     restores BLAS's own count (each restoring what it found would leave BLAS on one thread).
     """
-    if not _blas_controller():
-        return None
-    held = _hold_blas()
-    held.__enter__()
-    return _Exit(held)
-
-
-class _Exit:
-    """A context manager whose entry is done already and whose exit is ``held``'s."""
-
-    def __init__(self, held):
-        self.held = held
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return self.held.__exit__(*exc)
+    return _BlasHold() if _blas_controller() else None
 
 
 # ------------------------------------------------------------------ wrappers
