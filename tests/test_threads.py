@@ -227,6 +227,34 @@ def test_a_huge_numba_thread_count_gives_one_line_not_an_abort():
     assert last.startswith("ValueError: NUMBA_NUM_THREADS must be a whole number from 1 to ") and "'100000'" in last
 
 
+# ------------------------------------------------------------ small problems on one thread
+def test_small_problems_run_on_one_thread_and_large_ones_on_all(monkeypatch):
+    """The author's autoassociative example (N = K = 100, 25 states, full batch) splits no step (two threads
+    measured slower, bench/threads.py); Krotov's MNIST configuration (minibatches of 1000, N = 794, K = 100)
+    splits its two products and the loss kernel, not its optimiser step (G K N = 79 400: too small)."""
+    _two_threads()
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    rng = np.random.default_rng(0)
+    F = make_interaction("rectified_polynomial", 5)
+
+    def fit_of(X, T, K, neurons, batch):
+        mem = rng.normal(0, 0.1, (1, K, X.shape[1]))
+        return cpu_fit.CpuFit.create(np, mem, np.zeros_like(mem), X, T, F, neurons, None, 0.01, 1.0, 1, batch,
+                                     0.6, True, 1e-30)
+
+    cpu_kernels.set_num_threads(2)
+    try:
+        states = np.where(rng.random((25, 100)) < 0.5, -1.0, 1.0)
+        small = fit_of(states, states, 100, None, 25)
+        pixels = np.concatenate([rng.uniform(-1, 1, (1000, 784)), -np.ones((1000, 10))], axis=1)
+        large = fit_of(pixels, -np.ones((1000, 10)), 100, slice(784, 794), 1000)
+    finally:
+        cpu_kernels.set_num_threads(None)
+    assert small.threads == 1
+    rows = large._rows(1000)
+    assert large.threads == 2 and (rows["front"], rows["back"], rows["step"]) == (2, 2, 1) and large.blas_one
+
+
 # ------------------------------------------------------------ the first compilation says so
 _COMPILE = """
 import numpy as np

@@ -395,17 +395,20 @@ def run_parts(name, parts, args):
         return None
 
 
-#: Per kind of call, the least work (operations, as :func:`threads_for`'s callers count them) for which two
-#: threads beat one, measured on a 2-core machine (bench/threads.py, bench/README.md); below it the call runs
-#: on the calling thread alone: waking another thread costs more than it saves.
+#: Per kind of call, the least work (operations, as :func:`threads_for`'s callers count them) from which two
+#: threads beat one, measured on this project's 2-core machine (bench/threads.py; bench/README.md has the
+#: table); below it a call runs on the calling thread alone: waking another thread costs more than it saves.
 #:
-#: * ``"loss"``: the loss kernel (:func:`loss_and_gradient`) and a whole-epoch fit's first step (the
-#:   gather, the first product and the loss kernel), rows x networks x memories x (neurons + evaluated neurons);
+#: * ``"loss"``: the loss kernel (:func:`loss_and_gradient`) and a whole-epoch fit's first step (the gather,
+#:   the first product and the loss kernel), rows x networks x memories x (neurons + evaluated neurons):
+#:   two threads faster from 1.6e7-2e7 (a fit of N = M = K = 100, Krotov's MNIST shape), not up to 2.1e7
+#:   in the loss kernel alone;
 #: * ``"back"``: a whole-epoch fit's second product and the gradient's completion, rows x networks x memories
-#:   x neurons;
-#: * ``"step"``: the optimiser step, networks x memories x neurons;
-#: * ``"relax"``: relaxation, states x networks x memories x neurons (one sweep).
-MIN_WORK = {"loss": 200_000, "back": 200_000, "step": 25_000, "relax": 200_000}
+#:   x neurons: faster from 4e7-8e7 (Krotov's shape), not up to 8e6 (N = M = K = 100);
+#: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 6e5-1e6;
+#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster at every
+#:   size measured, from 1.6e3.
+MIN_WORK = {"loss": 20_000_000, "back": 50_000_000, "step": 1_000_000, "relax": 0}
 
 
 def threads_for(work, jobs, kind="loss"):
