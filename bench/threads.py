@@ -131,7 +131,7 @@ class _Kernel(_Threads):
         super().__exit__(*exc)
 
 
-ZERO = {"loss": 0, "back": 0, "step": 0, "relax": 0}
+ZERO = {"front": 0, "loss": 0, "back": 0, "step": 0, "relax": 0}
 
 
 # ------------------------------------------------------------------------ the kernels
@@ -248,11 +248,11 @@ def bench_kernels(quick):
               ("Krotov's N=794, M=10, K=100", _classifier_rows, [125, 250, 500, 1000, 2000]))
     for shape, rows_of, batches in shapes:
         batches = batches if not quick else batches[::3]
-        for step, kind in (("front", "loss"), ("back", "back"), ("step", "step")):
+        for step, kind in (("front", "front"), ("back", "back"), ("step", "step")):
             rows = []
             for b in batches:
                 X, T, K, neurons, clamp, b_in, b_out, m, n = rows_of(b, rng)
-                alone = {"loss": INF, "back": INF, "step": INF, kind: 0}
+                alone = {**{k: INF for k in ZERO}, kind: 0}
                 none, split = (_fit(X, T, K, neurons, b, clamp, b_in, b_out, m, 0.6, rng, 2, mw, n=n)
                                for mw in ({k: INF for k in ZERO}, alone))
                 if split._rows(b)[step] < 2:

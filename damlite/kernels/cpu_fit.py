@@ -143,7 +143,7 @@ class CpuFit:
             G, K, N, M, _ = self.shape
             n_chunks, chunk = cpu_kernels.row_chunks(b)
             T, split = self.limit, cpu_kernels.threads_for
-            front = min(T, split(b * G * K * (N + M), n_chunks if G == 1 else G, "loss"))
+            front = min(T, split(b * G * K * (N + M), n_chunks if G == 1 else G, "front"))
             cut = cpu_kernels.spans(n_chunks if G == 1 else G, front)
             back = min(T, split(b * G * K * N, max(1, N // COLUMN_ALIGN), "back"))
             step = min(T, split(G * K * N, G * K, "step"))

@@ -399,16 +399,17 @@ def run_parts(name, parts, args):
 #: threads beat one, measured on this project's 2-core machine (bench/threads.py; bench/README.md has the
 #: table); below it a call runs on the calling thread alone: waking another thread costs more than it saves.
 #:
-#: * ``"loss"``: the loss kernel (:func:`loss_and_gradient`) and a whole-epoch fit's first step (the gather,
-#:   the first product and the loss kernel), rows x networks x memories x (neurons + evaluated neurons):
-#:   two threads faster from 1.6e7-2e7 (a fit of N = M = K = 100, Krotov's MNIST shape), not up to 2.1e7
-#:   in the loss kernel alone;
+#: * ``"front"``: a whole-epoch fit's first step (the gather, the first product and the loss kernel), rows x
+#:   networks x memories x (neurons + evaluated neurons): two threads faster from 1.6e7-2e7 (N = M = K = 100
+#:   and Krotov's MNIST shape, three records);
+#: * ``"loss"``: the loss kernel alone (:func:`loss_and_gradient`, its products not split), the same count:
+#:   not faster at any size measured, up to 1.05e8 (2/1 = 1.00 there);
 #: * ``"back"``: a whole-epoch fit's second product and the gradient's completion, rows x networks x memories
 #:   x neurons: faster from 4e7-8e7 (Krotov's shape), not up to 8e6 (N = M = K = 100);
 #: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 6e5-1e6;
 #: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster at every
 #:   size measured, from 1.6e3.
-MIN_WORK = {"loss": 20_000_000, "back": 50_000_000, "step": 1_000_000, "relax": 0}
+MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 1_000_000, "relax": 0}
 
 
 def threads_for(work, jobs, kind="loss"):
