@@ -396,20 +396,21 @@ def run_parts(name, parts, args):
 
 
 #: Per kind of call, the least work (operations, as :func:`threads_for`'s callers count them) from which two
-#: threads beat one, measured on this project's 2-core machine (bench/threads.py; bench/README.md has the
-#: table); below it a call runs on the calling thread alone: waking another thread costs more than it saves.
+#: threads beat one on this project's 2-core machine, in both records of bench/threads.py of 2026-11-27
+#: (bench/results/threads-kernels-2026-11-27.json, threads-2026-11-27.json; bench/README.md has the table);
+#: below it a call runs on the calling thread alone: waking another thread costs more than it saves.
 #:
 #: * ``"front"``: a whole-epoch fit's first step (the gather, the first product and the loss kernel), rows x
-#:   networks x memories x (neurons + evaluated neurons): two threads faster from 1.6e7-2e7 (N = M = K = 100
-#:   and Krotov's MNIST shape, three records);
+#:   networks x memories x (neurons + evaluated neurons): faster from 2e7 (Krotov's MNIST shape; N = M = K = 100
+#:   from 2e6-1.6e7);
 #: * ``"loss"``: the loss kernel alone (:func:`loss_and_gradient`, its products not split), the same count:
 #:   not faster at any size measured, up to 1.05e8 (2/1 = 1.00 there);
 #: * ``"back"``: a whole-epoch fit's second product and the gradient's completion, rows x networks x memories
-#:   x neurons: faster from 4e7-8e7 (Krotov's shape), not up to 8e6 (N = M = K = 100);
-#: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 6e5-1e6;
-#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster at every
-#:   size measured, from 1.6e3.
-MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 1_000_000, "relax": 0}
+#:   x neurons: faster from 1.6e8 (by 4-5 %), even at 4e7-8e7 (Krotov's minibatch of 1000: 7.9e7);
+#: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5;
+#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster from 1e5
+#:   (25 states, N = K = 64; N = K = 100 from 2e4).
+MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 150_000_000, "step": 600_000, "relax": 100_000}
 
 
 def threads_for(work, jobs, kind="loss"):
