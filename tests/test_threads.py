@@ -231,8 +231,7 @@ def test_a_huge_numba_thread_count_gives_one_line_not_an_abort():
 def test_small_problems_run_on_one_thread_and_large_ones_on_all(monkeypatch):
     """The author's autoassociative example (N = K = 100, 25 states, full batch) splits no step (two threads
     measured slower, bench/threads.py); Krotov's MNIST configuration (minibatches of 1000, N = 794, K = 100)
-    splits its first step (the gather, the first product and the loss kernel), not its second product (7.9e7:
-    no faster on two threads) nor its optimiser step (G K N = 79 400)."""
+    splits its two products and the loss kernel, not its optimiser step (G K N = 79 400: too small)."""
     _two_threads()
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
     rng = np.random.default_rng(0)
@@ -253,7 +252,7 @@ def test_small_problems_run_on_one_thread_and_large_ones_on_all(monkeypatch):
         cpu_kernels.set_num_threads(None)
     assert small.threads == 1
     rows = large._rows(1000)
-    assert large.threads == 2 and (rows["front"], rows["back"], rows["step"]) == (2, 1, 1) and large.blas_one
+    assert large.threads == 2 and (rows["front"], rows["back"], rows["step"]) == (2, 2, 1) and large.blas_one
 
 
 # ------------------------------------------------------------ the first compilation says so

@@ -406,11 +406,13 @@ def run_parts(name, parts, args):
 #: * ``"loss"``: the loss kernel alone (:func:`loss_and_gradient`, its products not split), the same count:
 #:   not faster at any size measured, up to 1.05e8 (2/1 = 1.00 there);
 #: * ``"back"``: a whole-epoch fit's second product and the gradient's completion, rows x networks x memories
-#:   x neurons: faster from 1.6e8 (by 4-5 %), even at 4e7-8e7 (Krotov's minibatch of 1000: 7.9e7);
+#:   x neurons: split alone, faster from 1.6e8 and even at 4e7-8e7 (not up to 8e6 for N = M = K = 100); beside
+#:   a split first step it pays at Krotov's 7.9e7 (his MNIST epoch 0.365 s with it split, 0.434 s without,
+#:   0.525 s on one thread: a thread that has just worked wakes sooner), hence 5e7;
 #: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5;
 #: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster from 1e5
 #:   (25 states, N = K = 64; N = K = 100 from 2e4).
-MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 150_000_000, "step": 600_000, "relax": 100_000}
+MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 600_000, "relax": 100_000}
 
 
 def threads_for(work, jobs, kind="loss"):
