@@ -396,23 +396,24 @@ def run_parts(name, parts, args):
 
 
 #: Per kind of call, the least work (operations, as :func:`threads_for`'s callers count them) from which two
-#: threads beat one on this project's 2-core machine, in both records of bench/threads.py of 2026-11-27
-#: (bench/results/threads-kernels-2026-11-27.json, threads-2026-11-27.json; bench/README.md has the table);
-#: below it a call runs on the calling thread alone: waking another thread costs more than it saves.
+#: threads beat one on this project's 2-core machine (bench/threads.py: bench/README.md has the table, from
+#: bench/results/threads-kernels-2026-11-27.json and threads-2026-11-27.json); below it a call runs on the
+#: calling thread alone: waking another thread costs more than it saves. The machine's second core comes and
+#: goes (it is shared), so each value is where the records agree, to a factor of about two.
 #:
 #: * ``"front"``: a whole-epoch fit's first step (the gather, the first product and the loss kernel), rows x
-#:   networks x memories x (neurons + evaluated neurons): faster from 2e7 (Krotov's MNIST shape; N = M = K = 100
-#:   from 2e6-1.6e7);
+#:   networks x memories x (neurons + evaluated neurons): faster from 2e6-1.6e7 (N = M = K = 100) and 2e7
+#:   (Krotov's MNIST shape, one record; erratic in the other);
 #: * ``"loss"``: the loss kernel alone (:func:`loss_and_gradient`, its products not split), the same count:
 #:   not faster at any size measured, up to 1.05e8 (2/1 = 1.00 there);
 #: * ``"back"``: a whole-epoch fit's second product and the gradient's completion, rows x networks x memories
-#:   x neurons: split alone, faster from 1.6e8 and even at 4e7-8e7 (not up to 8e6 for N = M = K = 100); beside
-#:   a split first step it pays at Krotov's 7.9e7 (his MNIST epoch 0.365 s with it split, 0.434 s without,
-#:   0.525 s on one thread: a thread that has just worked wakes sooner), hence 5e7;
-#: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5;
-#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster from 1e5
-#:   (25 states, N = K = 64; N = K = 100 from 2e4).
-MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 600_000, "relax": 100_000}
+#:   x neurons: split alone, faster from 4e7-1.6e8 (not up to 8e6 for N = M = K = 100); kept at Krotov's
+#:   7.9e7, where it is split beside his first step;
+#: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5 in one record, 2.4e6 in
+#:   the other;
+#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster from 2e4
+#:   (N = K = 100; 25 states: at every size, from 1.6e3).
+MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 2_000_000, "relax": 20_000}
 
 
 def threads_for(work, jobs, kind="loss"):
