@@ -141,7 +141,7 @@ def test_cupy_installed_without_gpu_falls_back_to_numpy():
             "import numpy as np\n"
             "dam = damlite.DenseAssociativeMemory(4, random_state=0)\n"
             "dam.set_params(epochs=2).fit(np.ones((2, 8)))\n")
-    proc = _run(code)
+    proc = _run(code, DAMLITE_CPU_KERNELS="numpy")  # no numba compile line on a fresh cache: only the banner
     assert proc.returncode == 0, proc.stderr
     name, reason = proc.stdout.splitlines()[:2]
     assert name == "numpy"
@@ -159,7 +159,7 @@ def test_auto_backend_announces_once_with_the_reason():
             "damlite.get_backend('auto'); damlite.get_backend()\n"
             "dam = damlite.DenseAssociativeMemory(4, random_state=0, epochs=2).fit(np.ones((2, 8)))\n"
             "dam.relax(np.ones((1, 8)))\n")
-    proc = _run(code)
+    proc = _run(code, DAMLITE_CPU_KERNELS="numpy")  # no numba compile line on a fresh cache: only the banner
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()  # one message, wrapped to 88 columns
     assert proc.stderr.count(PREFIX) == 1, proc.stderr

@@ -137,6 +137,7 @@ def test_results_do_not_depend_on_the_thread_count(monkeypatch, dtype):
     if not _threads_available():
         pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))  # every call cut
     rng = np.random.default_rng(5)
     G, K, N, B = 3, 20, 30, 300  # 300 rows: several chunks per network
     mem = rng.uniform(-1, 1, (G, K, N)).astype(dtype)
@@ -151,7 +152,7 @@ def test_results_do_not_depend_on_the_thread_count(monkeypatch, dtype):
             tr = train_memories(mem, X, X[:, 20:], F, beta_in=0.05, learning_rate=0.05, momentum=0.5, epochs=2,
                                 batch_size=100, neurons=slice(20, 30), random_state=0)
         finally:
-            cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+            cpu_kernels.set_num_threads(None)
         outs.append((lg, rl, tr))
     (lg1, rl1, tr1), (lg2, rl2, tr2) = outs
     for a, b in zip(lg1, lg2):
@@ -163,7 +164,7 @@ def test_results_do_not_depend_on_the_thread_count(monkeypatch, dtype):
 
 
 def test_fused_optimiser_step_matches_the_numpy_step(monkeypatch):
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)  # the step and the loss kernel cut over the threads
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))  # every call cut over the threads
     mem, X = _problem(4)
     F = make_interaction("polynomial", 3)
 
@@ -205,7 +206,7 @@ def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
     """train_memories on ``threads`` threads, small problems cut over them too; (result, the CpuFit of each epoch)."""
     from damlite.kernels import cpu_fit  # noqa: PLC0415
 
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", 0)
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
     fits = []
     epoch = cpu_fit.CpuFit.epoch
     monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
@@ -213,7 +214,7 @@ def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
     try:
         return train_memories(mem, X, T, F, **kw), fits
     finally:
-        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+        cpu_kernels.set_num_threads(None)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -472,11 +473,12 @@ def test_krotov_classifier_problem_agrees_with_numpy_on_1_and_2_threads(monkeypa
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numpy")
     l0, g0, f0 = run()
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))  # cut however small
     cpu_kernels.set_num_threads(threads)
     try:
         l1, g1, f1 = run()
     finally:
-        cpu_kernels.set_num_threads(cpu_kernels.numba.config.NUMBA_NUM_THREADS)
+        cpu_kernels.set_num_threads(None)
     assert l1.dtype == dtype and g1.dtype == dtype
     assert np.all(f0) and np.all(f1) and np.abs(g0).max() > 0  # a problem with a gradient to compare
     np.testing.assert_allclose(l1, l0, rtol=rtol)

@@ -7,8 +7,12 @@ Each kernel's equations are in the docstrings of the wrappers in
 disk only where numba finds a writable cache directory (:func:`_cache_ok`).
 """
 import math
+import os
+import sys
+import threading
 
 import numba
+import numba.core.event
 import numpy as np
 from llvmlite import ir
 from numba.core import types
@@ -58,6 +62,65 @@ def cache_hint() -> str:
 
     return (f" If this comes back on every run, numba's on-disk cache may be damaged: delete "
             f"{os.path.join(where, '_cpu_numba.*.nbi')} and .nbc (numba compiles the kernels again).")
+
+
+def _quiet() -> bool:
+    """``DAMLITE_QUIET`` on (:func:`damlite.backend.env_flag`; a value it refuses counts as off here: the
+    switches are checked where damlite starts, not in the middle of a compilation)."""
+    from ..backend import env_flag  # noqa: PLC0415
+
+    try:
+        return env_flag("DAMLITE_QUIET")
+    except ValueError:
+        return False
+
+
+def _cached_kernels(where) -> bool:
+    """True where the cache directory ``where`` holds an index of this module's kernels written after this
+    file last changed (numba's cache keys each index by the source file's time stamp and size)."""
+    try:
+        source = os.stat(__file__).st_mtime
+        with os.scandir(where) as entries:
+            return any(e.name.startswith(__name__.rsplit(".", 1)[1] + ".") and e.name.endswith(".nbi")
+                       and e.stat().st_mtime >= source for e in entries)
+    except OSError:  # no such directory yet: nothing cached
+        return False
+
+
+class _FirstCompile(numba.core.event.Listener):
+    """One line on stderr, once per process, when numba starts compiling these kernels into a cache that holds
+    none of them (the first run, or the first after damlite changed), or into none (no writable cache).
+
+    numba announces a ``numba:compile`` event only where it compiles, not where it loads a kernel from its
+    on-disk cache. A cache that already holds some kernels compiles the others (another interaction or
+    dtype, a few seconds each) without a word. Silent with ``DAMLITE_QUIET``.
+    """
+
+    def __init__(self):
+        self.done = False
+        self.lock = threading.Lock()
+
+    def on_start(self, event):
+        dispatcher = event.data.get("dispatcher") if isinstance(event.data, dict) else None
+        if self.done or getattr(getattr(dispatcher, "py_func", None), "__module__", None) != __name__:
+            return
+        with self.lock:
+            if self.done:
+                return
+            self.done = True
+        where = getattr(getattr(dispatcher, "_cache", None), "cache_path", None)
+        if _quiet() or (where and _cached_kernels(where)):
+            return
+        print("damlite: compiling the CPU kernels with numba" + (
+            f", once (~15-30 s); cached in {where}" if where else
+            " (~15-30 s); no writable cache directory, so every process compiles them (set NUMBA_CACHE_DIR)"),
+            file=sys.stderr, flush=True)
+
+    def on_end(self, event):
+        pass
+
+
+numba.core.event.register("numba:compile", _FirstCompile())
 
 
 def njit(fn=None, **kw):

@@ -19,8 +19,10 @@ Each step is split over the T threads, which wait for each other between the ste
 first product then run before it, on the calling thread), ``back`` by columns, ``step``
 by memories. The threads run the numba kernels and single-threaded BLAS products
 (threadpoolctl limits BLAS to one thread during the epoch): one pool of threads, none of
-them busy-waiting on a core another needs. Without threadpoolctl, or for a small problem
-(:data:`damlite.kernels.cpu_kernels.MIN_WORK`), T is 1 and BLAS keeps its own threads.
+them busy-waiting on a core another needs. A step is split only where its work reaches
+:data:`damlite.kernels.cpu_kernels.MIN_WORK` (measured: below it two threads are slower than
+one); BLAS stays on one thread where no step is split too. Without threadpoolctl, T is 1
+and BLAS keeps its own threads.
 
 The same kernels and the same arithmetic in the same order as the minibatch loop of
 :mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: on one thread the
@@ -86,8 +88,8 @@ class CpuFit:
         self.grad = np.empty((G, K, N), dtype)
         self.bad = np.zeros((G, K), dtype=np.bool_)
         self._by_rows = {}
-        work = self.batch * G * K * (N + M)  # ~ the products' and the loss kernel's operations per minibatch
-        self.threads = cpu_kernels.threads_for(work, G * K) if cpu_kernels._blas_controller() else 1
+        # the kernels' thread count; a fit splits its products only where BLAS can be held to one thread meanwhile
+        self.limit = cpu_kernels.num_threads() if cpu_kernels._blas_controller() else 1
         # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
         # probes (cpu_kernels.palette, ~0.07 s of setup for MNIST). Measured (bench/HISTORY.md; 2026-11-27, commits
         # 55280ad and b376a13): the gather 0.051 -> 0.039 s per epoch on 1 thread (whole epochs 2.6 % faster, 11
@@ -96,6 +98,13 @@ class CpuFit:
         # thread).
         coded = cpu_kernels.palette(self.probes) if dtype == np.float64 else None
         self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
+        full = self._rows(self.batch)  # a shorter last minibatch splits no step that a full one does not
+        self.threads = max(full["front"], full["back"], full["step"])
+        # BLAS on one thread during every epoch: where the steps are split, the kernel threads cut the products
+        # themselves; where they are not, BLAS's own threads lose (measured, bench/threads.py: 3-7x slower
+        # epochs on the shared 2-core machine once the products pass OpenBLAS's threading size, its idle threads
+        # spinning on the cores), and a thread count of 1 holds for the products too
+        self.blas_one = cpu_kernels.blas_threads() > 1
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
@@ -133,17 +142,18 @@ class CpuFit:
         if b not in self._by_rows:
             G, K, N, M, _ = self.shape
             n_chunks, chunk = cpu_kernels.row_chunks(b)
-            T = self.threads
-            front = min(T, n_chunks if G == 1 else G)
+            T, split = self.limit, cpu_kernels.threads_for
+            front = min(T, split(b * G * K * (N + M), n_chunks if G == 1 else G, "front"))
             cut = cpu_kernels.spans(n_chunks if G == 1 else G, front)
-            back = min(T, max(1, N // COLUMN_ALIGN))
+            back = min(T, split(b * G * K * N, max(1, N // COLUMN_ALIGN), "back"))
+            step = min(T, split(G * K * N, G * K, "step"))
             self._by_rows[b] = {
                 "xb": self.xb[:b], "tb": self.tb[:b], "xs": self.xs[:b], "d": self.d[:b], "chunk": chunk,
                 "n_chunks": n_chunks, "d_rows": self.d[:b].reshape(b * G, K), "r_rows": self.r[:b].reshape(b * G, K),
                 "rt": self.r[:b].T, "loss_part": np.zeros((G, n_chunks), self.xb.dtype),
                 "grad_part": np.zeros((G, n_chunks, M, K), self.xb.dtype),
                 "front": front, "front_cut": cut, "back": back, "back_cut": cpu_kernels.spans(N, back, COLUMN_ALIGN),
-                "step": min(T, G * K), "step_cut": cpu_kernels.spans(G * K, min(T, G * K))}
+                "step": step, "step_cut": cpu_kernels.spans(G * K, step)}
         return self._by_rows[b]
 
     def epoch(self, order, lr, finite):
@@ -160,7 +170,7 @@ class CpuFit:
         self.finite[...] = finite
         self.epoch_loss[...] = 0
         self.epoch_ok[...] = True
-        limit = cpu_kernels.one_blas_thread() if self.threads > 1 else None
+        limit = cpu_kernels.one_blas_thread() if self.blas_one else None
         with limit or contextlib.nullcontext():
             for start in range(0, B, self.batch):
                 if not self.minibatch(start):

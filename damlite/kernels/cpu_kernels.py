@@ -55,9 +55,17 @@ The loss kernel, the optimiser step and the whole-epoch path run on one pool of
 threads per process (:func:`run_parts`): the kernels are compiled to release the GIL, the
 calling thread runs the first part of the work, the others take the rest. Relaxation runs
 numba's ``prange`` (its threading layer: a fork-safe one unless ``NUMBA_THREADING_LAYER``
-says otherwise). The thread count is numba's (``NUMBA_NUM_THREADS``, default all cores,
-or :func:`set_num_threads`), or ``OMP_NUM_THREADS`` when only that is set; with neither, a
-multiprocessing worker (the sweep engine's ``--workers``) uses one thread.
+says otherwise). The thread count is one per process, whichever thread calls damlite
+(a thread pool, a GUI, dask's threaded scheduler): :func:`set_num_threads`'s, else
+``NUMBA_NUM_THREADS``, else the first entry of ``OMP_NUM_THREADS``, else one thread in a
+multiprocessing worker (the sweep engine's ``--workers``) and all cores elsewhere. numba
+keeps its own count per thread, so relaxation sets it in the calling thread at each call;
+relaxations called from several threads at once take turns (numba's fork-safe layer where
+TBB is missing, ``workqueue``, aborts the process on concurrent parallel launches).
+Both variables are checked before numba is imported: a value that is not a count (or
+``NUMBA_NUM_THREADS`` above :func:`max_threads`) is refused with one line (ValueError)
+instead of an abort inside numba, LLVM or the C library. A call splits its work only where
+two threads measurably beat one (:data:`MIN_WORK`, per kind of call).
 
 A whole-epoch fit on several threads (:mod:`damlite.kernels.cpu_fit`) also splits its matrix
 products over those threads, with BLAS limited to one thread per product during the
@@ -78,7 +86,9 @@ tests check it).
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -91,11 +101,13 @@ __all__ = [
     "MIN_WORK",
     "PALETTE_SIZE",
     "available",
+    "blas_threads",
     "call",
     "description",
     "interaction_code",
     "kernel",
     "loss_and_gradient",
+    "max_threads",
     "num_threads",
     "one_blas_thread",
     "optimizer_step",
@@ -160,6 +172,7 @@ def _load() -> bool:
         return False
     if _kernels is not None:
         return True
+    _env_threads()  # a thread count that is not one: ValueError here, before numba starts its threads
     try:
         import numba as nb  # noqa: PLC0415
     except Exception as exc:  # ImportError, or a broken llvmlite (OSError), or anything else
@@ -169,8 +182,8 @@ def _load() -> bool:
             _fail(f"numba failed to import: {type(exc).__name__}: {exc}")
         return False
     try:
-        if not os.environ.get("NUMBA_THREADING_LAYER"):
-            nb.config.THREADING_LAYER = "forksafe"
+        if not os.environ.get("NUMBA_THREADING_LAYER"):  # the sweep engine's process pool forks: GNU OpenMP
+            nb.config.THREADING_LAYER = "forksafe"  # (numba's usual layer on Linux) aborts a forked child's prange
         from . import _cpu_numba  # noqa: PLC0415
 
         _kernels = _cpu_numba
@@ -206,51 +219,100 @@ def description() -> str:
 
 
 def num_threads() -> int:
-    """Threads the kernels use (1 when they are off)."""
+    """Threads the kernels use in this process, whichever thread calls them (1 when they are off)."""
     if not available():
         return 1
-    _configure_process()
-    return int(numba.get_num_threads())
+    return _limit()
 
 
-def set_num_threads(n: int):
-    """Use ``n`` threads (at most numba's ``NUMBA_NUM_THREADS``) in the kernels called from this thread."""
-    if available():
-        _configure_process()
-        numba.set_num_threads(int(n))
+def set_num_threads(n: int | None):
+    """Use ``n`` threads in the kernels from now on, in every thread that calls them (this process).
 
-
-def _configure_threads(nb):
-    """A fork-safe threading layer; NUMBA_NUM_THREADS if set (numba reads it), else OMP_NUM_THREADS if set,
-    else one thread in a multiprocessing worker and all cores elsewhere.
-
-    Fork-safe because the sweep engine's process pool forks: GNU OpenMP (numba's
-    usual layer on Linux) aborts a forked child that runs a parallel kernel.
-    ``NUMBA_THREADING_LAYER`` still overrides this.
+    ``n`` is a whole number from 1 to numba's pool size (``NUMBA_NUM_THREADS``, default all
+    cores); anything else is refused (ValueError). None: the environment's count again (see the
+    module doc). Without the kernels, nothing to do.
     """
-    if not os.environ.get("NUMBA_THREADING_LAYER"):
-        nb.config.THREADING_LAYER = "forksafe"
-    if os.environ.get("NUMBA_NUM_THREADS"):
+    global _threads
+    if not available():
         return
-    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if omp.isdigit() and int(omp) >= 1:
-        nb.set_num_threads(min(int(omp), nb.config.NUMBA_NUM_THREADS))
-    else:
-        import multiprocessing  # noqa: PLC0415
-
-        if multiprocessing.parent_process() is not None:  # a pool worker (the sweep engine's --workers):
-            nb.set_num_threads(1)  # the processes already share the cores
-
-
-_configured_pid = None
+    if n is None:
+        _threads = None
+        return
+    most = int(numba.config.NUMBA_NUM_THREADS)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= most:
+        raise ValueError(f"set_num_threads: n must be a whole number from 1 to {most} (NUMBA_NUM_THREADS), got {n!r}")
+    _threads = (os.getpid(), int(n))
 
 
-def _configure_process():
-    """Thread count for this process, once per process (a forked worker inherits the parent's)."""
-    global _configured_pid
-    if _configured_pid != os.getpid():
-        _configured_pid = os.getpid()
-        _configure_threads(numba)
+#: :func:`max_threads` is this many threads per core.
+THREADS_PER_CORE = 4
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def max_threads() -> int:
+    """The most threads ``NUMBA_NUM_THREADS`` may ask for: :data:`THREADS_PER_CORE` per core this process may
+    run on (numba starts that many threads; 100 000 of them abort the process in LLVM or the C library)."""
+    return THREADS_PER_CORE * _cores()
+
+
+def _count(raw: str) -> int | None:
+    value = raw.strip()
+    return int(value) if value.isascii() and value.isdigit() and int(value) >= 1 else None
+
+
+def _env_threads() -> int | None:
+    """The thread count the environment asks for: ``NUMBA_NUM_THREADS``, else the first entry of
+    ``OMP_NUM_THREADS``, else None. Read before numba is imported: a value that is not a count is
+    refused with one line (ValueError) naming the variable, before numba or its threads see it."""
+    raw = os.environ.get("NUMBA_NUM_THREADS", "")
+    if raw.strip():
+        most = max_threads()
+        n = _count(raw)
+        if n is None or n > most:
+            raise ValueError(f"NUMBA_NUM_THREADS must be a whole number from 1 to {most} ({THREADS_PER_CORE} per core "
+                             f"of this machine's {_cores()}), got {raw!r}")
+        return n
+    raw = os.environ.get("OMP_NUM_THREADS", "")
+    if raw.strip():
+        counts = [_count(part) for part in raw.split(",")]
+        if None in counts:
+            raise ValueError(f"OMP_NUM_THREADS must be a whole number from 1 up (or a comma-separated list of them), "
+                             f"got {raw!r}")
+        return counts[0]
+    return None
+
+
+_threads = None  # (pid, n): this process's thread count, once known
+
+
+def _limit() -> int:
+    """The kernels' thread count in this process (numba loaded): :func:`set_num_threads`'s, else from the
+    environment (:func:`_env_threads`, at most numba's pool size), else one thread in a multiprocessing
+    worker (the sweep engine's ``--workers``: the processes already share the cores) and numba's pool
+    size (all cores) elsewhere. Worked out once per process (a forked worker works out its own)."""
+    global _threads
+    if _threads is None or _threads[0] != os.getpid():
+        most = int(numba.config.NUMBA_NUM_THREADS)
+        n = _env_threads()
+        if n is None:
+            import multiprocessing  # noqa: PLC0415
+
+            n = 1 if multiprocessing.parent_process() is not None else most
+        _threads = (os.getpid(), max(1, min(n, most)))
+    return _threads[1]
+
+
+def _numba_threads(n):
+    """numba's thread count for the parallel kernels (relaxation's ``prange``) in the calling thread: numba
+    keeps one per thread, so it is set here, at each call, in whichever thread calls (~2 us)."""
+    if numba.get_num_threads() != n:
+        numba.set_num_threads(n)
 
 
 def interaction_code(interaction):
@@ -269,11 +331,23 @@ def interaction_code(interaction):
     return None
 
 
-def call(name, *args):
-    """Run kernel ``name``; True, or on any failure (compiling, caching, ...) turn the kernels off and return None."""
-    return run_parts(name, 1, lambda t: args)
+def call(name, *args, threads=None):
+    """Run kernel ``name``; True, or on any failure (compiling, caching, ...) turn the kernels off and return None.
+
+    ``threads``: numba's thread count for a parallel kernel (relaxation), set in the calling thread.
+    """
+    if threads is None:
+        return run_parts(name, 1, lambda t: args)
+
+    def parallel(*a):
+        with _parallel_lock:  # one caller at a time: numba's workqueue layer aborts on concurrent launches
+            _numba_threads(threads)
+            kernel(name)(*a)
+    parallel.__name__ = name
+    return run_parts(parallel, 1, lambda t: args)
 
 
+_parallel_lock = threading.Lock()
 _team = None  # (pid, workers, ThreadPoolExecutor): the kernel threads of this process
 
 
@@ -301,7 +375,6 @@ def run_parts(name, parts, args):
     if _failure is not None:
         return None
     try:
-        _configure_process()
         fn = kernel(name) if isinstance(name, str) else name
         if parts <= 1:
             fn(*args(0))
@@ -322,15 +395,30 @@ def run_parts(name, parts, args):
         return None
 
 
-#: Below this many operations per call (rows x networks x memories x (neurons + evaluated
-#: neurons), about) the kernels run on the calling thread alone: waking the others costs
-#: more than they save.
-MIN_WORK = 200_000
+#: Per kind of call, the least work (operations, as :func:`threads_for`'s callers count them) from which two
+#: threads beat one on this project's 2-core machine (bench/threads.py: bench/README.md has the table, from
+#: bench/results/threads-kernels-2026-11-27.json and threads-2026-11-27.json); below it a call runs on the
+#: calling thread alone: waking another thread costs more than it saves. The machine's second core comes and
+#: goes (it is shared), so each value is where the records agree, to a factor of about two.
+#:
+#: * ``"front"``: a whole-epoch fit's first step (the gather, the first product and the loss kernel), rows x
+#:   networks x memories x (neurons + evaluated neurons): faster from 8e6-1.6e7 (N = M = K = 100) and 2e7-8e7
+#:   (Krotov's MNIST shape; its fastest rounds from 2e7 in both records);
+#: * ``"loss"``: the loss kernel alone (:func:`loss_and_gradient`, its products not split), the same count:
+#:   not faster at any size measured, up to 1.05e8 (2/1 = 1.00 there);
+#: * ``"back"``: a whole-epoch fit's second product and the gradient's completion, rows x networks x memories
+#:   x neurons: split alone, faster from 4e7-1.6e8 (not up to 8e6 for N = M = K = 100); kept at Krotov's
+#:   7.9e7, where it is split beside his first step;
+#: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5;
+#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster from 2e4
+#:   (N = K = 100; 25 states: at every size, from 1.6e3).
+MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 600_000, "relax": 20_000}
 
 
-def threads_for(work, jobs):
-    """How many threads a call of ``work`` operations in ``jobs`` independent parts takes."""
-    return 1 if work < MIN_WORK else max(1, min(num_threads(), jobs))
+def threads_for(work, jobs, kind="loss"):
+    """How many threads a call of ``work`` operations in ``jobs`` independent parts takes (``kind``: a key of
+    :data:`MIN_WORK`)."""
+    return 1 if work < MIN_WORK[kind] else max(1, min(num_threads(), jobs))
 
 
 def spans(n, parts, align=1):
@@ -341,30 +429,90 @@ def spans(n, parts, align=1):
 
 
 _controller = None
+_blas_own = 1  # the most threads a loaded BLAS library uses by itself, read with the controller
+_blas_setters = []  # per BLAS library: a function that sets its thread count and returns the count it had
+
+
+def _setter(lib):
+    """A function n -> the count before, setting ``lib``'s thread count (a threadpoolctl library controller).
+
+    OpenBLAS through its ``openblas_set_num_threads_local`` where it has it: OpenBLAS 0.3.31 ignores
+    ``openblas_set_num_threads`` (threadpoolctl's way) called from a thread other than the main one
+    once the main thread has called it (measured: the products of a fit in a second thread then ran
+    on two BLAS threads, beside the kernel threads, and rounded differently); the local form takes
+    effect from any thread. Other libraries through threadpoolctl.
+    """
+    local = getattr(lib.dynlib, "openblas_set_num_threads_local", None) if lib.internal_api == "openblas" else None
+    if local is not None:
+        local.restype, local.argtypes = ctypes.c_int, [ctypes.c_int]
+        return local
+
+    def through_threadpoolctl(n):
+        before = lib.num_threads
+        lib.set_num_threads(n)
+        return before
+    return through_threadpoolctl
 
 
 def _blas_controller():
-    """threadpoolctl's controller of the loaded BLAS libraries, or False where threadpoolctl is missing."""
-    global _controller
+    """True where threadpoolctl can hold the loaded BLAS libraries (:data:`_blas_setters`; none found: nothing
+    to hold), False where it is missing."""
+    global _controller, _blas_own, _blas_setters
     if _controller is None:
         try:
             import threadpoolctl  # noqa: PLC0415
 
-            _controller = threadpoolctl.ThreadpoolController()
+            libs = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+            _blas_own = max([lib.num_threads for lib in libs] or [1])
+            _blas_setters = [_setter(lib) for lib in libs]
+            _controller = True
         except Exception:  # noqa: BLE001 - optional (pip install damlite[fast] brings it)
             _controller = False
     return _controller
 
 
+def blas_threads() -> int:
+    """The most threads a loaded BLAS library uses by itself (threadpoolctl), read once, before any fit held
+    it to one; 1 where threadpoolctl is not installed."""
+    return _blas_own if _blas_controller() else 1
+
+
+_blas_held = [0, []]  # [fits holding BLAS to one thread, the counts to restore]
+_blas_lock = threading.Lock()
+
+
+class _BlasHold:
+    """BLAS held to one thread from construction until exit (a context manager); holds overlap: the first
+    sets the libraries to one thread, the last to exit restores their counts."""
+
+    def __init__(self):
+        with _blas_lock:
+            if _blas_held[0] == 0:
+                _blas_held[1] = [set_threads(1) for set_threads in _blas_setters]
+            _blas_held[0] += 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with _blas_lock:
+            _blas_held[0] -= 1
+            if _blas_held[0] == 0:
+                for set_threads, n in zip(_blas_setters, _blas_held[1]):
+                    set_threads(n)
+                _blas_held[1] = []
+
+
 def one_blas_thread():
-    """Limit BLAS to one thread per product now (threadpoolctl) and return the limiter, a context
-    manager that restores the limits on exit; None where threadpoolctl is not installed.
+    """Limit BLAS to one thread per product now and return a context manager that restores the limits on
+    exit; None where threadpoolctl is not installed.
 
     While the kernel threads split the products themselves, no idle BLAS thread busy-waits
     on the cores the kernels use (OpenBLAS's do, for 2**28 cycles after each product).
+    Fits in several threads at once share one limit: the first sets it, the last to finish
+    restores BLAS's own count (each restoring what it found would leave BLAS on one thread).
     """
-    controller = _blas_controller()
-    return controller.limit(limits=1, user_api="blas") if controller else None
+    return _BlasHold() if _blas_controller() else None
 
 
 # ------------------------------------------------------------------ wrappers
@@ -407,7 +555,7 @@ def palette(x):
     on one core.
     """
     x = np.ascontiguousarray(x)
-    if x.ndim != 2 or x.dtype not in (np.float32, np.float64) or x.size == 0:
+    if x.ndim != 2 or x.dtype not in (np.float32, np.float64) or x.size == 0 or not available():
         return None
     bits = np.uint32 if x.dtype == np.float32 else np.uint64
     codes, table, found = np.empty(x.shape, np.uint8), np.empty(PALETTE_SIZE, x.dtype), []
@@ -525,9 +673,10 @@ def relax_async_bipolar(memories, states, orders, scale, code, zero_sign, max_sw
     tie = 0 if zero_sign == "keep" else int(zero_sign)
     d0, d_g, d_b = similarities(memories, out)
     consts = _consts(dtype, 0, 1, 2, n, slope, 0)  # no flush to zero: every decision as the NumPy path's
+    threads = threads_for(G * B * K * N, G * B, "relax")
     ok = call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
               np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype), consts, kind, n,
-              tie, int(max_sweeps), sweeps_used, converged, nan_seen)
+              tie, int(max_sweeps), sweeps_used, converged, nan_seen, threads=threads)
     if ok is None:
         return None
     finite = ~nan_seen.reshape(G, B).any(axis=1)
@@ -554,7 +703,7 @@ def optimizer_step(memories, velocity, grad, ok, lr, momentum, normalize, floor,
     consts = step_consts(dtype, momentum, floor)
     grad, lr = np.ascontiguousarray(grad, dtype=dtype), np.ascontiguousarray(lr, dtype=dtype)
     ok = np.ascontiguousarray(ok)
-    parts = threads_for(8 * G * K * N, G * K)
+    parts = threads_for(G * K * N, G * K, "step")
     cut = spans(G * K, parts)
     return run_parts("step", parts, lambda t: (memories, velocity, grad, ok, lr, consts, bool(normalize), start, stop,
                                                cut[t], cut[t + 1])) is not None

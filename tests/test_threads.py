@@ -1,0 +1,278 @@
+"""The CPU kernels' thread count: one limit for every calling thread, checked before numba sees it, small
+problems on one thread, and the line that says the kernels are being compiled."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from damlite.interactions import make_interaction
+from damlite.kernels import cpu_fit, cpu_kernels
+from damlite.network import relax
+from damlite.training import train_memories
+
+numba = pytest.importorskip("numba")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _two_threads():
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
+
+
+def _python(code, **env):
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("DAMLITE_CPU", "NUMBA_", "OMP_", "OPENBLAS_", "MKL_"))}
+    full.update(env, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=600)
+
+
+def _in_thread(fn):
+    """fn() run in a new threading.Thread; its result (or its exception, raised here)."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            out["error"] = exc
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+# ------------------------------------------------------------ one limit for every thread
+_FIT_IN_A_THREAD = """
+import threading, time
+import numpy as np
+from damlite.interactions import make_interaction
+from damlite.kernels import cpu_fit, cpu_kernels
+from damlite.network import relax
+from damlite.training import train_memories
+rng = np.random.default_rng(0)
+X = np.where(rng.random((2000, 200)) < 0.5, -1.0, 1.0)
+mem = rng.normal(0, 0.1, (1, 100, 200))
+F = make_interaction("rectified_polynomial", 6)
+kw = dict(beta_in=0.02, learning_rate=0.05, momentum=0.5, batch_size=1000, random_state=0)
+fits, epoch = [], cpu_fit.CpuFit.epoch
+cpu_fit.CpuFit.epoch = lambda self, *a: fits.append(self) or epoch(self, *a)
+train_memories(mem, X, X, F, epochs=1, **kw)  # compiled on the main thread
+relax(mem, X[:50], F, 0.02, random_state=0, max_sweeps=2)
+seen = {}
+def fit():
+    seen["limit"] = cpu_kernels.num_threads()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    n = 0
+    while time.perf_counter() - wall0 < 1.5 or n < 2:
+        train_memories(mem, X, X, F, epochs=2, **kw)
+        relax(mem, X[:400], F, 0.02, random_state=0, max_sweeps=3)
+        n += 1
+    seen["ratio"] = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+    seen["numba"] = cpu_kernels.numba.get_num_threads()
+t = threading.Thread(target=fit)
+t.start(); t.join()
+print("LIMIT", seen["limit"], "SPLIT", max(f.threads for f in fits), "NUMBA", seen["numba"], "RATIO", seen["ratio"])
+"""
+
+
+@pytest.mark.parametrize("env", [{"OMP_NUM_THREADS": "1"}, {"NUMBA_NUM_THREADS": "1"}])
+def test_a_fit_from_another_thread_keeps_the_limit_of_one(env):
+    """With the limit at 1, fits and relaxation called from a thread started after import use one core:
+    no step split, numba's count 1 in that thread, CPU time ~ wall time (before: every core there).
+    NUMBA_NUM_THREADS=1 alone (BLAS not limited by the environment) holds for the fit's products too."""
+    out = _python(_FIT_IN_A_THREAD, **env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    words = out.stdout.split()
+    got = dict(zip(words[::2], words[1::2]))
+    assert got["LIMIT"] == "1" and got["SPLIT"] == "1" and got["NUMBA"] == "1", out.stdout
+    assert float(got["RATIO"]) < 1.2, out.stdout  # one busy core (two: ~2 where the other core is free)
+
+
+def test_the_limit_set_in_one_thread_holds_in_another(monkeypatch):
+    """set_num_threads is per process: a thread started afterwards sees it, relaxation's numba count included,
+    and a fit split over two threads from a non-main thread is bitwise the fit on one."""
+    _two_threads()
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((300, 40)) < 0.5, -1.0, 1.0)
+    mem = rng.normal(0, 0.2, (2, 30, 40))
+    F = make_interaction("rectified_polynomial", 4)
+    fits, epoch = [], cpu_fit.CpuFit.epoch
+    monkeypatch.setattr(cpu_fit.CpuFit, "epoch", lambda self, *a: fits.append(self) or epoch(self, *a))
+
+    def work():
+        fit = train_memories(mem, X, X, F, beta_in=0.05, learning_rate=0.05, momentum=0.5, epochs=2,
+                             batch_size=100, random_state=0)
+        states = relax(mem, X[:20], F, 0.05, random_state=[1, 2], max_sweeps=4)
+        return cpu_kernels.num_threads(), numba.get_num_threads(), fits[-1].threads, fit, states
+
+    runs = {}
+    try:
+        for n in (1, 2):
+            cpu_kernels.set_num_threads(n)
+            runs[n] = _in_thread(work)
+    finally:
+        cpu_kernels.set_num_threads(None)
+    assert runs[1][:3] == (1, 1, 1) and runs[2][:3] == (2, 2, 2)
+    one, two = runs[1][3], runs[2][3]
+    np.testing.assert_array_equal(two.memories, one.memories)
+    np.testing.assert_array_equal(two.loss, one.loss)
+    for a, b in zip(runs[1][4], runs[2][4]):
+        np.testing.assert_array_equal(a, b)
+
+
+def _blas_now():
+    import threadpoolctl  # noqa: PLC0415
+
+    return [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
+
+
+def test_fits_in_several_threads_at_once_give_the_serial_bits_and_leave_blas_as_it_was(monkeypatch):
+    """Three threads fitting at once: each fit bitwise the fit made alone, and BLAS's thread count afterwards what
+    it was (each fit restoring the count it found left BLAS on one thread; a hold set from a thread other than the
+    main one was ignored by OpenBLAS 0.3.31, so those fits' products ran on BLAS's threads and rounded otherwise)."""
+    pytest.importorskip("threadpoolctl")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((2000, 200)) < 0.5, -1.0, 1.0)
+    mem = rng.normal(0, 0.1, (1, 100, 200))
+    F = make_interaction("rectified_polynomial", 5)
+    kw = dict(beta_in=0.02, learning_rate=0.05, momentum=0.5, batch_size=1000, random_state=0, epochs=2)
+    before = _blas_now()
+    want = train_memories(mem, X, X, F, **kw)
+    got, errors = [], []
+
+    def fit():
+        try:
+            got.extend(train_memories(mem, X, X, F, **kw) for _ in range(2))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=fit) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(got) == 6
+    for g in got:
+        np.testing.assert_array_equal(g.memories, want.memories)
+        np.testing.assert_array_equal(g.loss, want.loss)
+    assert _blas_now() == before
+
+
+def test_relaxations_in_several_threads_at_once_take_turns():
+    """numba's workqueue layer (the fork-safe layer where TBB is missing) aborted the process:
+    'Concurrent access has been detected'."""
+    code = ("import threading, numpy as np\nfrom damlite.network import relax\n"
+            "from damlite.interactions import make_interaction\n"
+            "rng = np.random.default_rng(0)\nmem = rng.normal(0, 0.3, (1, 100, 100))\n"
+            "X = np.where(rng.random((300, 100)) < 0.5, -1.0, 1.0)\nF = make_interaction('rectified_polynomial', 5)\n"
+            "want = relax(mem, X, F, 0.01, random_state=0)[0]\nout = []\n"
+            "def go():\n    out.extend(relax(mem, X, F, 0.01, random_state=0)[0] for _ in range(5))\n"
+            "ts = [threading.Thread(target=go) for _ in range(3)]\n[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "print(len(out), all((o == want).all() for o in out))\n")
+    out = _python(code)
+    assert out.returncode == 0 and out.stdout.split() == ["15", "True"], out.stdout + out.stderr[-2000:]
+
+
+def test_set_num_threads_refuses_what_numba_cannot_run():
+    assert cpu_kernels.available()
+    most = numba.config.NUMBA_NUM_THREADS
+    for bad in (0, -1, most + 1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match=r"set_num_threads: n must be a whole number from 1 to"):
+            cpu_kernels.set_num_threads(bad)
+
+
+# ------------------------------------------------------------ thread counts checked first
+@pytest.mark.parametrize("name, value", [("NUMBA_NUM_THREADS", "100000"), ("NUMBA_NUM_THREADS", "0"),
+                                         ("NUMBA_NUM_THREADS", "-2"), ("NUMBA_NUM_THREADS", "two"),
+                                         ("NUMBA_NUM_THREADS", "1e3"), ("OMP_NUM_THREADS", "0"),
+                                         ("OMP_NUM_THREADS", "lots"), ("OMP_NUM_THREADS", "2,x")])
+def test_a_thread_count_that_is_not_one_is_refused_by_name(monkeypatch, name, value):
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=rf"^{name} must be a whole number from 1 .*got '{value}'$"):
+        cpu_kernels._env_threads()
+
+
+@pytest.mark.parametrize("env, want", [({"NUMBA_NUM_THREADS": " 2 "}, 2), ({"OMP_NUM_THREADS": "3,1"}, 3),
+                                       ({"OMP_NUM_THREADS": "100000"}, 100000), ({"OMP_NUM_THREADS": ""}, None),
+                                       ({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "2"}, 1), ({}, None)])
+def test_thread_counts_the_environment_may_give(monkeypatch, env, want):
+    """OpenMP's forms are taken (a list: its first entry); a large OMP_NUM_THREADS is capped at numba's pool later."""
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert cpu_kernels._env_threads() == want
+
+
+def test_a_huge_numba_thread_count_gives_one_line_not_an_abort():
+    """NUMBA_NUM_THREADS=100000 aborted the process inside LLVM ('Unable to allocate section memory')."""
+    code = ("import numpy as np\nfrom damlite.interactions import make_interaction\n"
+            "from damlite.network import relax\n"
+            "relax(np.ones((1, 3, 8)), np.ones((2, 8)), make_interaction('polynomial', 3), 0.1)\n")
+    out = _python(code, NUMBA_NUM_THREADS="100000")
+    assert out.returncode == 1, out.stderr[-2000:]
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("ValueError: NUMBA_NUM_THREADS must be a whole number from 1 to ") and "'100000'" in last
+
+
+# ------------------------------------------------------------ small problems on one thread
+def test_small_problems_run_on_one_thread_and_large_ones_on_all(monkeypatch):
+    """The author's autoassociative example (N = K = 100, 25 states, full batch) splits no step (two threads
+    measured slower, bench/threads.py); Krotov's MNIST configuration (minibatches of 1000, N = 794, K = 100)
+    splits its two products and the loss kernel, not its optimiser step (G K N = 79 400: too small)."""
+    _two_threads()
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    rng = np.random.default_rng(0)
+    F = make_interaction("rectified_polynomial", 5)
+
+    def fit_of(X, T, K, neurons, batch):
+        mem = rng.normal(0, 0.1, (1, K, X.shape[1]))
+        return cpu_fit.CpuFit.create(np, mem, np.zeros_like(mem), X, T, F, neurons, None, 0.01, 1.0, 1, batch,
+                                     0.6, True, 1e-30)
+
+    cpu_kernels.set_num_threads(2)
+    try:
+        states = np.where(rng.random((25, 100)) < 0.5, -1.0, 1.0)
+        small = fit_of(states, states, 100, None, 25)
+        pixels = np.concatenate([rng.uniform(-1, 1, (1000, 784)), -np.ones((1000, 10))], axis=1)
+        large = fit_of(pixels, -np.ones((1000, 10)), 100, slice(784, 794), 1000)
+    finally:
+        cpu_kernels.set_num_threads(None)
+    assert small.threads == 1
+    rows = large._rows(1000)
+    assert large.threads == 2 and (rows["front"], rows["back"], rows["step"]) == (2, 2, 1) and large.blas_one
+
+
+# ------------------------------------------------------------ the first compilation says so
+_COMPILE = """
+import numpy as np
+from damlite.kernels import cpu_kernels
+x = np.random.default_rng(0).integers(0, 5, (30, 40)).astype(float)
+assert cpu_kernels.palette(x) is not None
+"""
+
+
+def test_the_first_compilation_in_a_cache_says_so_once(tmp_path):
+    """An empty cache: one line on stderr naming the cache (several kernels compiled, one line); the same cache
+    again: nothing; another empty cache with DAMLITE_QUIET=1: nothing. (palette: a small kernel, quick to compile.)"""
+    first = _python(_COMPILE, NUMBA_CACHE_DIR=str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr[-2000:]
+    lines = first.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("damlite: compiling the CPU kernels with numba, once"), first.stderr
+    assert str(tmp_path / "a") in lines[0]
+    again = _python(_COMPILE, NUMBA_CACHE_DIR=str(tmp_path / "a"))
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    quiet = _python(_COMPILE, NUMBA_CACHE_DIR=str(tmp_path / "b"), DAMLITE_QUIET="1")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
