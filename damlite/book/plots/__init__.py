@@ -4,28 +4,28 @@ Chapters call these so that their cells stay short. Colours come from the Okabe-
 palette (distinguishable with the common colour-vision deficiencies) and every series
 also differs in line style or marker, so nothing relies on colour alone.
 
-* ``style``: the palette, the inline PNG format, log-axis helpers;
-* ``capacity``: capacity, interaction functions, recall (chapter 1);
-* ``formats``: floating-point formats and their limits (chapter 3);
-* ``homogeneity``: where the rescaling changes updates (chapter 4);
-* ``normalized``: the two networks side by side, the scalings (chapter 5);
-* ``sweeps``: hyperparameter sweeps of the autoassociative memory (chapter 6);
-* ``mnist``: digits, accuracy, F1 heatmaps, memories (chapter 7).
+* ``_style``: the palette, the inline PNG format, log-axis helpers;
+* ``_capacity``: capacity, interaction functions, recall (chapter 1);
+* ``_formats``: floating-point formats and their limits (chapter 3);
+* ``_homogeneity``: where the rescaling changes updates (chapter 4);
+* ``_normalized``: the two networks side by side, the scalings (chapter 5);
+* ``_sweeps``: hyperparameter sweeps of the autoassociative memory (chapter 6);
+* ``_mnist``: digits, accuracy, F1 heatmaps, memories (chapter 7).
 
 Every figure is importable from here, ``damlite.book.plots.plot_sweep_heatmaps``.
 """
 from __future__ import annotations
 
-from .capacity import plot_dam_capacity, plot_hopfield_capacity, plot_interactions, plot_recall
-from .formats import (FORMAT_STYLES, plot_overflow_frontier, plot_power_and_limits, plot_precision_study,
+from ._capacity import plot_dam_capacity, plot_hopfield_capacity, plot_interactions, plot_recall
+from ._formats import (FORMAT_STYLES, plot_overflow_frontier, plot_power_and_limits, plot_precision_study,
                       plot_underflow_frontier)
-from .homogeneity import plot_disagreement_table, plot_scale_sweep
-from .mnist import (plot_accuracy_curves, plot_confusion, plot_digits, plot_f1_heatmaps, plot_f1_panels,
+from ._homogeneity import plot_disagreement_table, plot_scale_sweep
+from ._mnist import (plot_accuracy_curves, plot_confusion, plot_digits, plot_f1_heatmaps, plot_f1_panels,
                     plot_memories, plot_metric_profiles)
-from .normalized import (SCALING_STYLES, plot_energy_magnitudes, plot_sign_error_rates, plot_survival_map,
+from ._normalized import (SCALING_STYLES, plot_energy_magnitudes, plot_sign_error_rates, plot_survival_map,
                          plot_trajectory_gap)
-from .style import INV_TEMPERATURE_LABELS, OKABE_ITO, plain_log_labels, sharp_inline_figures
-from .sweeps import (plot_convention_b, plot_dead_memories, plot_dtype_agreement, plot_optimum_vs_n, plot_readings,
+from ._style import INV_TEMPERATURE_LABELS, OKABE_ITO, plain_log_labels, sharp_inline_figures
+from ._sweeps import (plot_convention_b, plot_dead_memories, plot_dtype_agreement, plot_optimum_vs_n, plot_readings,
                      plot_setting_effects, plot_sweep_heatmaps)
 
 

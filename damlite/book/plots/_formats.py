@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from .style import OKABE_ITO, _axes
+from ._style import OKABE_ITO, _axes
 
 #: One style per floating-point format: colour, line style, marker.
 FORMAT_STYLES = {

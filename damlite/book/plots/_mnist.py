@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import INV_TEMPERATURE_LABELS, OKABE_ITO, _axes, _log_edges, _major_log_ticks
+from ._style import INV_TEMPERATURE_LABELS, OKABE_ITO, _axes, _log_edges, _major_log_ticks
 
 
 def plot_digits(X, y, *, per_class=6, shape=(28, 28)):

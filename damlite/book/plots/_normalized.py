@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import OKABE_ITO, _axes, _seq_colors
+from ._style import OKABE_ITO, _axes, _seq_colors
 
 #: One colour and marker per way of scaling the update (original, normalized, adaptive).
 SCALING_STYLES = {

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import (INV_TEMPERATURE_LABELS, OKABE_ITO, _axes, _log_edges, _major_log_ticks, _range_bars,
+from ._style import (INV_TEMPERATURE_LABELS, OKABE_ITO, _axes, _log_edges, _major_log_ticks, _range_bars,
                     plain_log_labels)
 
 

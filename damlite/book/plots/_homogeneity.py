@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import OKABE_ITO, _seq_colors
+from ._style import OKABE_ITO, _seq_colors
 
 
 def plot_scale_sweep(scales, values, *, marks=None, ylabel="", title=""):
