@@ -283,7 +283,7 @@ def plot_dead_memories(series, *, ax=None):
 def plot_setting_effects(tables, settings, *, colours=None):
     """How each of the paper's other settings moves the good region, against its control.
 
-    ``tables`` is :func:`damlite.paper.scorecard.secondary_tables`: (key, n, grid, N) ->
+    ``tables`` is ``damlite.paper.scorecard.secondary_tables``: (key, n, grid, N) ->
     a heatmap table (``mean``, ``its``, ``lrs``), the key ``"setting|network"``, with a
     ``"control|network"`` entry for each. ``settings`` names the settings in the order
     of the x axis. One marker per block: circles the normalized network, squares the
