@@ -256,7 +256,7 @@ def _cores() -> int:
 
 
 def max_threads() -> int:
-    """The most threads ``NUMBA_NUM_THREADS`` may ask for: :data:`THREADS_PER_CORE` per core this process may
+    """The most threads ``NUMBA_NUM_THREADS`` may ask for: ``THREADS_PER_CORE`` per core this process may
     run on (numba starts that many threads; 100 000 of them abort the process in LLVM or the C library)."""
     return THREADS_PER_CORE * _cores()
 

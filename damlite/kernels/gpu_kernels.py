@@ -20,7 +20,7 @@ three-pass kernels compute:
 
 Each of the three passes evaluates F or F' on all G B M K cells (the first twice), with
 reads of ``d`` and ``zeta`` that the threads of a warp do not share in order. The row-wise
-kernels (:func:`damlite.kernels._cuda_kernels.row_wise_kernels`, the default for M <=
+kernels (``damlite.kernels._cuda_kernels.row_wise_kernels``, the default for M <=
 ``MAX_COLUMNS`` evaluated neurons) produce the same three results in two passes: ``outputs``
 with one warp per row (g, b) and its 32 lanes along the memories, then ``gradient_parts``
 with one thread per (g, chunk of rows, mu) writing r and the columns' partial sums at once;
@@ -188,13 +188,13 @@ def whole_epochs() -> bool:
 
 def row_wise(columns) -> bool:
     """True when the loss kernels for ``columns`` (M) evaluated neurons are the row-wise ones: the setting is
-    not ``threepass``, they have not failed, and 1 <= M <= ``MAX_COLUMNS`` of :mod:`damlite.kernels._cuda_kernels`
+    not ``threepass``, they have not failed, and 1 <= M <= ``MAX_COLUMNS`` of ``damlite.kernels._cuda_kernels``
     (imports numba.cuda)."""
     return mode() != "threepass" and not _state.get("row_wise_failed") and 1 <= columns <= kernels().MAX_COLUMNS
 
 
 def row_wise_kernels(code, columns, dtype):
-    """``(outputs, gradient_parts)`` of :func:`damlite.kernels._cuda_kernels.row_wise_kernels` for ``code`` =
+    """``(outputs, gradient_parts)`` of ``damlite.kernels._cuda_kernels.row_wise_kernels`` for ``code`` =
     (kind, n, slope), M = ``columns`` and arrays of ``dtype`` (a NumPy dtype)."""
     from numba import from_dtype  # noqa: PLC0415
 

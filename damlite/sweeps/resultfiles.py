@@ -6,8 +6,8 @@ line only when it is a complete, valid line of a block of the file's task and
 profile. The writer (:func:`damlite.sweeps.experiments.run_sweep`) holds
 an exclusive lock on ``<file>.lock`` for the whole sweep, repairs a cut-short
 last line and appends each block in one fsync'd write that a full disk takes
-back, after checking the line as readers do (:func:`_line_problem`) and that
-the file is as it left it (:func:`_file_state`). A line keyed as damlite keyed
+back, after checking the line as readers do (``_line_problem``) and that
+the file is as it left it (``_file_state``). A line keyed as damlite keyed
 lines before keys were exact (grid values to 6 digits) is read as its block's
 line, under the block's key today.
 """
@@ -289,7 +289,7 @@ def _file_state(path: Path):
 
 
 def _change(before, now) -> str:
-    """How a result file changed between two :func:`_file_state` s, in a few words."""
+    """How a result file changed between two ``_file_state`` values, in a few words."""
     if now is None:
         return "was removed (a new file is started at its path)"
     if before is None:
@@ -314,7 +314,7 @@ def _write_error(path, err) -> str:
 def _append_line(path: Path, obj: dict):
     """Append one line in one piece: fsync'd, or (a full disk) taken back so the file ends on a newline.
 
-    Returns the file's :func:`_file_state` just after the write."""
+    Returns the file's ``_file_state`` just after the write."""
     data = (json.dumps(obj, separators=(",", ":"), allow_nan=True) + "\n").encode()
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
