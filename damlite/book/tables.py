@@ -209,6 +209,6 @@ def verdict_table(card, task, *, readings=None):
         rows.append(claim_html(c["claim"][:1].upper() + c["claim"][1:]))
         rows.append([verdict_html(c["readings"].get(k, {})) for k in labels])
     header = [k.replace(", ", ",\n") for k in labels]
-    return Table(header, rows, align=["left"] * len(labels),
+    return Table(header, rows, align=["left"] * len(labels), stack=True,
                  note="Each cell: the verdict, and k/m, the values of n (or grids) supported of those the "
                       "claim covers; – not tested.")
