@@ -223,7 +223,7 @@ SIGHT = {"hide-input": 1, "hide-cell": 1, "remove-input": 2, "remove-cell": 2}
 #: Names a notebook has without defining them: Python's builtins and IPython's display.
 GIVEN = set(dir(builtins)) | {"display", "get_ipython"}
 #: Pages whose shown code still uses names from out of sight, and why they are left for now.
-PENDING = {"book/08_scorecard": "§8.8's recount uses Path, json and claims imported in a removed cell"}
+PENDING = {}
 
 
 def sight(cell):
