@@ -86,6 +86,7 @@ tests check it).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -102,6 +103,7 @@ __all__ = [
     "PALETTE_SIZE",
     "available",
     "blas_threads",
+    "blas_within_limit",
     "call",
     "description",
     "interaction_code",
@@ -477,18 +479,24 @@ def blas_threads() -> int:
     return _blas_own if _blas_controller() else 1
 
 
-_blas_held = [0, []]  # [fits holding BLAS to one thread, the counts to restore]
+_blas_held = [0, [], None]  # [holds open, the counts to restore, the count held now]
 _blas_lock = threading.Lock()
 
 
 class _BlasHold:
-    """BLAS held to one thread from construction until exit (a context manager); holds overlap: the first
-    sets the libraries to one thread, the last to exit restores their counts."""
+    """BLAS held to at most ``n`` threads from construction until exit (a context manager); holds overlap: the
+    first sets the libraries' count, a later one with a lower count lowers it, the last to exit restores the
+    libraries' own counts."""
 
-    def __init__(self):
+    def __init__(self, n=1):
         with _blas_lock:
             if _blas_held[0] == 0:
-                _blas_held[1] = [set_threads(1) for set_threads in _blas_setters]
+                _blas_held[1] = [set_threads(n) for set_threads in _blas_setters]
+                _blas_held[2] = n
+            elif n < _blas_held[2]:
+                for set_threads in _blas_setters:
+                    set_threads(n)
+                _blas_held[2] = n
             _blas_held[0] += 1
 
     def __enter__(self):
@@ -500,7 +508,7 @@ class _BlasHold:
             if _blas_held[0] == 0:
                 for set_threads, n in zip(_blas_setters, _blas_held[1]):
                     set_threads(n)
-                _blas_held[1] = []
+                _blas_held[1], _blas_held[2] = [], None
 
 
 def one_blas_thread():
@@ -513,6 +521,18 @@ def one_blas_thread():
     restores BLAS's own count (each restoring what it found would leave BLAS on one thread).
     """
     return _BlasHold() if _blas_controller() else None
+
+
+def blas_within_limit():
+    """A context manager that holds BLAS to :func:`num_threads` threads, where the loaded BLAS would use more
+    by itself (``NUMBA_NUM_THREADS=1`` or :func:`set_num_threads` below the cores, ``OMP_NUM_THREADS``
+    unset); else one that does nothing. The kernels' own products (relaxation's similarities, the loss
+    kernel's two products) run inside it, so damlite's thread count holds for them too, in whichever
+    thread calls: without it, BLAS's idle threads busy-wait on the cores after each product."""
+    if not _blas_controller():
+        return contextlib.nullcontext()
+    limit = num_threads()
+    return _BlasHold(limit) if limit < _blas_own else contextlib.nullcontext()
 
 
 # ------------------------------------------------------------------ wrappers
@@ -608,8 +628,14 @@ def loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m,
     ``targets`` (B, M) or (G, B, M); ``b_in``/``b_out`` (G,). The gradient is
     r^T xi plus the evaluated columns' own part, with r and that part from the fused
     kernel (see :func:`damlite.network.loss_and_gradient` for the formulas); with a
-    shared minibatch r^T xi is one matrix product for all G networks.
+    shared minibatch r^T xi is one matrix product for all G networks. Its products run within damlite's
+    thread count (:func:`blas_within_limit`).
     """
+    with blas_within_limit():
+        return _loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient)
+
+
+def _loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m, gradient):
     G, K, N = memories.shape
     dtype = memories.dtype
     memories = np.ascontiguousarray(memories)
@@ -671,7 +697,8 @@ def relax_async_bipolar(memories, states, orders, scale, code, zero_sign, max_sw
     converged = np.zeros(G * B, dtype=np.bool_)
     nan_seen = np.zeros(G * B, dtype=np.bool_)
     tie = 0 if zero_sign == "keep" else int(zero_sign)
-    d0, d_g, d_b = similarities(memories, out)
+    with blas_within_limit():
+        d0, d_g, d_b = similarities(memories, out)
     consts = _consts(dtype, 0, 1, 2, n, slope, 0)  # no flush to zero: every decision as the NumPy path's
     threads = threads_for(G * B * K * N, G * B, "relax")
     ok = call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
