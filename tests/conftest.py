@@ -1,4 +1,4 @@
-"""Shared fixtures: hypothesis profile, random problems, and array backends.
+"""Shared fixtures: hypothesis profile, random problems, and array backends; the fast run and the full suite.
 
 Backends (``backend`` fixture, parametrized):
 
@@ -6,12 +6,24 @@ Backends (``backend`` fixture, parametrized):
 * ``strict`` - array-api-strict on ``Device("device1")``, whose arrays refuse to
   become NumPy arrays: any hidden host transfer inside damlite fails the test;
 * ``cupy``   - CuPy on a GPU; skipped, with damlite's own reason, where none is usable.
+
+The fast run (``python -m pytest -n 2``, the README's) and the full suite (``--full``, which CI runs):
+
+* without ``--full``, tests marked ``slow`` are deselected (unless ``-m`` chooses, or the test is
+  named on the command line), and the CPU loss kernel is compiled specialised only for the
+  (interaction, n) of :data:`SPECIALISED`; every other degree runs the kernel compiled for any
+  interaction and n (the one a fit uses for n > 128), so the fast run compiles a handful of kernels
+  instead of some seventy. ``--full`` compiles what a fit compiles;
+* a test that skips because a module does not import fails instead, unless the module is one of
+  :data:`OPTIONAL_MODULES`: ``pip install -e ".[dev]"`` installs everything else the tests import.
 """
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -101,3 +113,107 @@ def numpy_backend():
 @pytest.fixture
 def cupy_backend():
     return _make_backend("cupy")
+
+
+# ---------------------------------------------------------------- the fast run and the full suite
+#: Modules a test may skip without: torch (``damlite[bench]``), CuPy (``damlite[gpu]``), tomllib (Python >= 3.11).
+OPTIONAL_MODULES = {"torch", "cupy", "tomllib"}
+
+#: The (interaction, n) whose CPU loss kernel the fast run compiles specialised: one of each specialised code
+#: path (the polynomial, the shorter rectified F and F', the leaky one), and the autoassociative smoke
+#: profile's, so that the sweeps the tests start in other processes find them in numba's cache. The names
+#: are damlite.kernels._scalar's codes.
+SPECIALISED = {("POLYNOMIAL", 2), ("POLYNOMIAL", 3), ("POLYNOMIAL", 4), ("RECTIFIED", 4), ("LEAKY", 5)}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", default=False,
+                     help="damlite's full suite: the tests marked slow too, and the CPU loss kernel specialised for "
+                          "every interaction and degree, as a fit does (CI runs it)")
+
+
+def _worker_or_alone(config) -> bool:
+    """True in an xdist worker and in a run without workers (not in the process that only hands out tests)."""
+    return hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None)
+
+
+def pytest_configure(config):
+    if config.getoption("--full") or not _worker_or_alone(config):
+        return
+    try:
+        from damlite.kernels import _cpu_numba  # noqa: PLC0415 - imports numba
+        from damlite.kernels import _scalar  # noqa: PLC0415
+    except ImportError:
+        return  # no numba: nothing is compiled
+    build = getattr(_cpu_numba, "_loss_grad_kernel", None)
+    if build is None:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            "tests/conftest.py: damlite.kernels._cpu_numba._loss_grad_kernel is gone; the fast run compiles every "
+            "specialisation (update SPECIALISED's routing)"), stacklevel=2)
+        return
+    keep = {(getattr(_scalar, kind), n) for kind, n in SPECIALISED}
+    generic = []
+
+    def fewer_specialisations(kind, n):
+        if kind is not None and (kind, n) in keep:
+            return build(kind, n)
+        if not generic:
+            generic.append(build(None, None))
+        return generic[0]
+
+    _cpu_numba._loss_grad_kernel = fewer_specialisations
+
+
+def pytest_report_header(config):
+    if not config.getoption("--full"):
+        return ["damlite: the fast run (slow tests left out, fewer kernel specialisations); --full runs the full suite"]
+    return ["damlite: the full suite"]
+
+
+def _named(config):
+    """(path, name prefix) of the tests named on the command line (``file.py::test``)."""
+    named = []
+    for arg in config.args:
+        if "::" in arg:
+            path, rest = arg.split("::", 1)
+            named.append((Path(config.invocation_params.dir, path).resolve(), rest))
+    return named
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--full") or config.getoption("markexpr"):
+        return
+    named = _named(config)
+    keep, slow = [], []
+    for item in items:
+        chosen = any(item.path == path and item.nodeid.split("::", 1)[-1].startswith(rest) for path, rest in named)
+        (slow if item.get_closest_marker("slow") and not chosen else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
+
+
+_MISSING = re.compile(r"could not import '([\w.]+)'")
+
+
+def _missing_module_fails(report):
+    """A skip for a module that does not import becomes a failure, unless the module is optional."""
+    if not report.skipped or not isinstance(report.longrepr, tuple):
+        return
+    m = _MISSING.search(str(report.longrepr[2]))
+    if m and m.group(1).split(".")[0] not in OPTIONAL_MODULES:
+        report.outcome = "failed"
+        report.longrepr = (f"{m.group(1)} does not import, and the tests need it: pip install -e \".[dev]\" installs "
+                           f"what they import (tests/conftest.py: OPTIONAL_MODULES may be absent). {report.longrepr[2]}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _missing_module_fails(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _missing_module_fails(outcome.get_result())

@@ -105,10 +105,10 @@ def _threads_available():
     return numba.config.NUMBA_NUM_THREADS >= 2
 
 
-@pytest.mark.parametrize("name, n, kw", [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
-                                         ("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}),
-                                         ("rectified_polynomial", 40, {}), ("exponential", 1, {})])
-@pytest.mark.parametrize("neurons", [slice(None), slice(10, 14)])
+@pytest.mark.parametrize("name, n, kw", [pytest.param("polynomial", 3, {}, marks=pytest.mark.slow), ("rectified_polynomial", 4, {}),
+                                         pytest.param("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}, marks=pytest.mark.slow),
+                                         pytest.param("rectified_polynomial", 40, {}, marks=pytest.mark.slow), ("exponential", 1, {})])
+@pytest.mark.parametrize("neurons", [slice(None), pytest.param(slice(10, 14), marks=pytest.mark.slow)])
 def test_float32_kernels_agree_with_the_float32_numpy_path(monkeypatch, name, n, kw, neurons):
     mem, X = _problem()
     mem, X = mem.astype(np.float32), X.astype(np.float32)
@@ -217,12 +217,12 @@ def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
         cpu_kernels.set_num_threads(None)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [pytest.param(np.float32, marks=pytest.mark.slow), np.float64])
 @pytest.mark.parametrize("G, batch, neurons, clamp", [(1, 50, slice(60, 66), slice(0, 66)),
                                                       (1, None, slice(60, 66), None),
                                                       (3, 40, np.array([61, 65, 60]), None),
                                                       (2, None, slice(60, 66), slice(10, 30))])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batch, neurons, clamp, threads):
     """damlite.kernels.cpu_fit (three parallel steps per minibatch) against the loop of damlite.training: the same
     memories, losses and learning rates to the last bit; one or several networks, ragged last minibatch,
@@ -389,6 +389,7 @@ def test_a_broken_numba_falls_back_to_numpy_with_one_warning(tmp_path, numpy_ref
     assert "DAMLITE_CPU_KERNELS=numpy" in warned[0] and error.split("(")[0] in warned[0]
 
 
+@pytest.mark.slow
 def test_no_writable_cache_still_runs_the_kernels(numpy_reference):
     """A missing HOME and no writable package directory: numba finds no cache locator.
 
@@ -530,7 +531,7 @@ def test_palette_is_bitwise_and_refuses_more_than_256_values(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("G", [1, 3])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_whole_epochs_from_coded_rows_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, threads):
     """Probes of at most 256 values (pixels k / 15 here, -0.0 one of them; MNIST's are k / 127.5 - 1): a
     float64 fit on 1 or 2 threads gathers its rows from 1-byte codes (cpu_kernels.palette), with the same

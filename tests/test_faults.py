@@ -103,7 +103,8 @@ def _alive(pids):
 
 # --------------------------------------------------------------------- 1. interrupts
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-@pytest.mark.parametrize("sig, to_group", [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, True)])
+@pytest.mark.parametrize("sig, to_group", [(signal.SIGINT, True), pytest.param(signal.SIGINT, False, marks=pytest.mark.slow),
+                                           pytest.param(signal.SIGTERM, True, marks=pytest.mark.slow)])
 def test_a_signal_with_two_workers_keeps_finished_blocks_and_exits_at_once(tmp_path, sig, to_group):
     """Blocks 1 and 2 finish, 3 and 4 run for a minute: the signal keeps 1 and 2, stops 3 and 4 at once."""
     path = tmp_path / "toy-p.jsonl"
