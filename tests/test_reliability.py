@@ -478,6 +478,7 @@ def test_pattern_init_gives_every_row_its_memories():
     assert sorted(np.bincount(owner, minlength=5)) == [2, 2, 2, 3, 3]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_pool_workers_die_with_a_killed_sweep(tmp_path):
     script = (

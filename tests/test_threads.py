@@ -89,6 +89,7 @@ print("LIMIT", seen["limit"], "SPLIT", max(f.threads for f in fits), "NUMBA", se
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [
     {"OMP_NUM_THREADS": "1"},
     pytest.param({"NUMBA_NUM_THREADS": "1"}, marks=pytest.mark.xfail(
