@@ -63,6 +63,9 @@ def main(argv=None):
                                                                                     / "mnist"))
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
+    from damlite.kernels import cpu_kernels as kernels  # noqa: PLC0415
+
+    kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ[var] = str(args.threads)  # before NumPy and numba load
     sys.path.insert(0, str(REPO))

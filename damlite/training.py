@@ -19,6 +19,7 @@ no host synchronisation within the epoch).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -128,7 +129,6 @@ def train_memories(
     xp = array_namespace(memories, probes)
     G, K, N = memories.shape
     B = probes.shape[-2]
-    device = getattr(memories, "device", None)
     dtype = memories.dtype
     lr = np.broadcast_to(np.asarray(learning_rate, dtype=np.float64).reshape(-1), (G,)).copy()
     batch = B if batch_size is None else int(batch_size)
@@ -137,11 +137,28 @@ def train_memories(
     velocity = xp.zeros_like(memories)
     # 1e-30, or the dtype's smallest normal number where 1e-30 is not representable (float16)
     floor = _STEP_FLOOR if itemsize_of(dtype) > 2 else 2.0**-14
+    fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
+    # the CPU loss kernel: one choice for the whole fit, from its size (cpu_kernels.SPECIALISE_FROM)
+    plan = fused.planned_work(epochs * B * G * K * targets.shape[-1]) if fused else contextlib.nullcontext()
+    with plan:
+        return _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batch, rng, floor, epochs,
+                      beta_in=beta_in, beta_out=beta_out, lr_decay=lr_decay, momentum=momentum,
+                      error_exponent=error_exponent, neurons=neurons, normalize_step=normalize_step, clamp=clamp,
+                      progress=progress, callback=callback, memory_budget=memory_budget)
+
+
+def _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batch, rng, floor, epochs, *, beta_in,
+           beta_out, lr_decay, momentum, error_exponent, neurons, normalize_step, clamp, progress, callback,
+           memory_budget):
+    """:func:`train_memories`'s epochs (its arguments checked and its state set up)."""
+    G, K, N = memories.shape
+    B = probes.shape[-2]
+    device = getattr(memories, "device", None)
+    dtype = memories.dtype
     finite = xp.ones((G,), dtype=xp.bool, device=device)
     failed_epoch = np.full(G, -1)
     losses = np.zeros((epochs, G))
     lr_trace = np.zeros((epochs, G))
-    fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
     # whole epochs in a few fused calls per minibatch: numba on NumPy (cpu_fit), numba-cuda on CuPy (gpu_fit)
     whole = (_cpu_fit(xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
                       error_exponent, batch, momentum, normalize_step, floor) if fused else

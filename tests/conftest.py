@@ -1,4 +1,4 @@
-"""Shared fixtures: hypothesis profile, random problems, and array backends.
+"""Shared fixtures: hypothesis profile, random problems, and array backends; the fast run and the full suite.
 
 Backends (``backend`` fixture, parametrized):
 
@@ -6,12 +6,25 @@ Backends (``backend`` fixture, parametrized):
 * ``strict`` - array-api-strict on ``Device("device1")``, whose arrays refuse to
   become NumPy arrays: any hidden host transfer inside damlite fails the test;
 * ``cupy``   - CuPy on a GPU; skipped, with damlite's own reason, where none is usable.
+
+The fast run (``python -m pytest -n 2``, the README's) and the full suite (``--full``, which CI runs):
+
+* without ``--full``, tests marked ``slow`` are deselected (unless ``-m`` chooses, or the test is
+  named on the command line), and the CPU loss kernel specialises as in any process: the tests' small
+  problems run the kernel compiled for any interaction and n (damlite.kernels._cpu_numba's
+  ``SPECIALISE_AFTER``), and the specialised kernels are compiled by the tests that check them
+  (tests/test_cpu_kernels.py: bitwise the kernel for any). ``--full`` specialises at every first call
+  (``SPECIALISE_AFTER = 0``), so every kernel test runs on the specialised kernels too;
+* a test that skips because a module does not import fails instead, unless the module is one of
+  :data:`OPTIONAL_MODULES`: ``pip install -e ".[dev]"`` installs everything else the tests import.
 """
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -101,3 +114,78 @@ def numpy_backend():
 @pytest.fixture
 def cupy_backend():
     return _make_backend("cupy")
+
+
+# ---------------------------------------------------------------- the fast run and the full suite
+#: Modules a test may skip without: torch (``damlite[bench]``), CuPy (``damlite[gpu]``), tomllib (Python >= 3.11).
+OPTIONAL_MODULES = {"torch", "cupy", "tomllib"}
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", default=False,
+                     help="damlite's full suite: the tests marked slow too, and the CPU loss kernel specialised for "
+                          "every interaction and degree from its first call, as a long fit runs (CI runs it)")
+
+
+def pytest_configure(config):
+    if not config.getoption("--full"):
+        return
+    try:
+        from damlite.kernels import _cpu_numba  # noqa: PLC0415 - imports numba
+    except ImportError:
+        return  # no numba: nothing is compiled
+    _cpu_numba.SPECIALISE_AFTER = 0  # every first call compiles its specialisation (the kernel tests run on them)
+
+
+def pytest_report_header(config):
+    if not config.getoption("--full"):
+        return ["damlite: the fast run (slow tests left out); --full runs the full suite"]
+    return ["damlite: the full suite"]
+
+
+def _named(config):
+    """(path, name prefix) of the tests named on the command line (``file.py::test``)."""
+    named = []
+    for arg in config.args:
+        if "::" in arg:
+            path, rest = arg.split("::", 1)
+            named.append((Path(config.invocation_params.dir, path).resolve(), rest))
+    return named
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--full") or config.getoption("markexpr"):
+        return
+    named = _named(config)
+    keep, slow = [], []
+    for item in items:
+        chosen = any(item.path == path and item.nodeid.split("::", 1)[-1].startswith(rest) for path, rest in named)
+        (slow if item.get_closest_marker("slow") and not chosen else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
+
+
+_MISSING = re.compile(r"could not import '([\w.]+)'")
+
+
+def _missing_module_fails(report):
+    """A skip for a module that does not import becomes a failure, unless the module is optional."""
+    if not report.skipped or not isinstance(report.longrepr, tuple):
+        return
+    m = _MISSING.search(str(report.longrepr[2]))
+    if m and m.group(1).split(".")[0] not in OPTIONAL_MODULES:
+        report.outcome = "failed"
+        report.longrepr = (f"{m.group(1)} does not import, and the tests need it: pip install -e \".[dev]\" installs "
+                           f"what they import (tests/conftest.py: OPTIONAL_MODULES may be absent). {report.longrepr[2]}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _missing_module_fails(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _missing_module_fails(outcome.get_result())

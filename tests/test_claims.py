@@ -217,6 +217,7 @@ def test_the_matrix_has_one_symbol_cell_per_claim_and_reading():
 
 
 # ---------------------------------------------------------------------------------- the committed card
+@pytest.mark.slow
 @pytest.mark.skipif(not CARD.exists(), reason="no committed scorecard")
 def test_the_committed_scorecard_is_not_stale():
     """Regenerate the scorecard from the committed result files: it must equal the committed json

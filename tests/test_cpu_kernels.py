@@ -64,6 +64,72 @@ def test_async_relaxation_reaches_the_same_states(monkeypatch, name, n, kw, zero
     np.testing.assert_array_equal(f1, f0)
 
 
+_SPECIALISED = [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
+                ("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}), ("polynomial", 40, {}),
+                *[pytest.param(*case, marks=pytest.mark.slow) for case in [
+                    ("polynomial", 2, {}), ("polynomial", 10, {}), ("polynomial", 33, {}), ("polynomial", 128, {}),
+                    ("rectified_polynomial", 1, {}), ("rectified_polynomial", 20, {}), ("rectified_polynomial", 40, {}),
+                    ("leaky_rectified_polynomial", 1, {"epsilon": 0.3})]]]
+
+
+def _route(monkeypatch, specialise_from):
+    """A fresh set of built loss kernels, and cpu_kernels.SPECIALISE_FROM set (0: always specialised)."""
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "SPECIALISE_FROM", specialise_from)
+    monkeypatch.setattr(_cpu_numba, "_LOSS_GRAD", {})
+    return _cpu_numba._LOSS_GRAD
+
+
+@pytest.mark.parametrize("name, n, kw", _SPECIALISED)
+@pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow)])
+def test_specialised_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, name, n, kw, dtype):
+    """The loss kernel specialised for (kind, n) and the one for any interaction: the same loss, gradient and
+    finiteness to rounding (their sums run in different orders), from arguments that are small (flushed to
+    zero), ordinary, saturating and overflowing; each call ran the kernel it was routed to."""
+    rng = np.random.default_rng(n)
+    G, K, N = 4, 24, 30
+    mem = (rng.uniform(-1, 1, (G, K, N)) * np.array([1e-3, 0.05, 1.0, 40.0])[:, None, None]).astype(dtype)
+    X = np.where(rng.random((150, N)) < 0.5, -1.0, 1.0).astype(dtype)
+    F = make_interaction(name, n, **kw)
+    neurons = slice(20, 30)
+    b = np.array([0.5, 1.0, 0.05, 0.2], dtype=dtype)
+    runs = {}
+    for label, specialise_from in (("any", 10 ** 18), ("specialised", 0)):
+        built = _route(monkeypatch, specialise_from)
+        runs[label] = loss_and_gradient(mem, X, X[:, neurons], F, b, b, error_exponent=3, neurons=neurons)
+        assert set(built) == {(None, None) if label == "any" else (cpu_kernels.interaction_code(F)[0], n)}
+    (l0, g0, f0), (l1, g1, f1) = runs["any"], runs["specialised"]
+    np.testing.assert_array_equal(f1, f0)
+    assert f0.any(), "every network overflowed: the comparison saw no finite value"
+    rtol = 1e-11 if dtype == np.float64 else 2e-3
+    np.testing.assert_allclose(l1[f0], l0[f0], rtol=rtol)
+    for g in np.flatnonzero(f0):
+        np.testing.assert_allclose(g1[g], g0[g], rtol=rtol, atol=rtol * np.abs(g0[g]).max())
+
+
+def test_a_fit_chooses_its_loss_kernel_once_from_its_size(monkeypatch):
+    """A fit whose work (epochs x rows x networks x memories x evaluated neurons) reaches SPECIALISE_FROM runs the
+    specialised kernel in every call, one below it the kernel for any interaction in every call (its minibatches'
+    own sizes do not matter); the same fit gives the same bits after either."""
+    mem, X = _problem(G=1, K=9, N=14, B=40)
+    F = make_interaction("polynomial", 3)
+    kw = dict(beta_in=0.1, learning_rate=0.05, momentum=0.5, batch_size=10, random_state=0)
+    work = 4 * 40 * 1 * 9 * 14  # 4 epochs
+    fits = {}
+    for label, specialise_from in (("short", work + 1), ("long", work)):
+        built = _route(monkeypatch, specialise_from)
+        fits[label] = train_memories(mem, X, X, F, epochs=4, **kw)
+        assert set(built) == {(None, None) if label == "short" else (cpu_kernels.interaction_code(F)[0], 3)}, label
+        again = train_memories(mem, X, X, F, epochs=4, **kw)
+        np.testing.assert_array_equal(again.memories, fits[label].memories)
+    np.testing.assert_allclose(fits["long"].memories, fits["short"].memories, rtol=1e-9, atol=1e-12)
+    built = _route(monkeypatch, work)
+    loss_and_gradient(mem, X, X, F, 0.1, 0.1)  # alone, one call: its own 40 x 9 x 14 units, below
+    assert set(built) == {(None, None)}
+
+
 def test_exact_ties_follow_the_zero_sign_convention(monkeypatch):
     """Memories of +-1 entries give exact integer sums: Delta = 0 ties are decided by sign(0)."""
     rng = np.random.default_rng(3)
@@ -105,10 +171,10 @@ def _threads_available():
     return numba.config.NUMBA_NUM_THREADS >= 2
 
 
-@pytest.mark.parametrize("name, n, kw", [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
-                                         ("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}),
-                                         ("rectified_polynomial", 40, {}), ("exponential", 1, {})])
-@pytest.mark.parametrize("neurons", [slice(None), slice(10, 14)])
+@pytest.mark.parametrize("name, n, kw", [pytest.param("polynomial", 3, {}, marks=pytest.mark.slow), ("rectified_polynomial", 4, {}),
+                                         pytest.param("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}, marks=pytest.mark.slow),
+                                         pytest.param("rectified_polynomial", 40, {}, marks=pytest.mark.slow), ("exponential", 1, {})])
+@pytest.mark.parametrize("neurons", [slice(None), pytest.param(slice(10, 14), marks=pytest.mark.slow)])
 def test_float32_kernels_agree_with_the_float32_numpy_path(monkeypatch, name, n, kw, neurons):
     mem, X = _problem()
     mem, X = mem.astype(np.float32), X.astype(np.float32)
@@ -217,12 +283,12 @@ def _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw):
         cpu_kernels.set_num_threads(None)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [pytest.param(np.float32, marks=pytest.mark.slow), np.float64])
 @pytest.mark.parametrize("G, batch, neurons, clamp", [(1, 50, slice(60, 66), slice(0, 66)),
                                                       (1, None, slice(60, 66), None),
                                                       (3, 40, np.array([61, 65, 60]), None),
                                                       (2, None, slice(60, 66), slice(10, 30))])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batch, neurons, clamp, threads):
     """damlite.kernels.cpu_fit (three parallel steps per minibatch) against the loop of damlite.training: the same
     memories, losses and learning rates to the last bit; one or several networks, ragged last minibatch,
@@ -389,6 +455,7 @@ def test_a_broken_numba_falls_back_to_numpy_with_one_warning(tmp_path, numpy_ref
     assert "DAMLITE_CPU_KERNELS=numpy" in warned[0] and error.split("(")[0] in warned[0]
 
 
+@pytest.mark.slow
 def test_no_writable_cache_still_runs_the_kernels(numpy_reference):
     """A missing HOME and no writable package directory: numba finds no cache locator.
 
@@ -530,7 +597,7 @@ def test_palette_is_bitwise_and_refuses_more_than_256_values(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("G", [1, 3])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_whole_epochs_from_coded_rows_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, threads):
     """Probes of at most 256 values (pixels k / 15 here, -0.0 one of them; MNIST's are k / 127.5 - 1): a
     float64 fit on 1 or 2 threads gathers its rows from 1-byte codes (cpu_kernels.palette), with the same

@@ -100,6 +100,7 @@ def _cli(out, *extra):
             "--backend", "numpy", "--no-progress", *extra]
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_is_identical_to_an_uninterrupted_run(tmp_path):
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     subprocess.run(_cli(clean), check=True, env=ENV, cwd=ROOT, capture_output=True, timeout=120)

@@ -103,7 +103,8 @@ def _alive(pids):
 
 # --------------------------------------------------------------------- 1. interrupts
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-@pytest.mark.parametrize("sig, to_group", [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, True)])
+@pytest.mark.parametrize("sig, to_group", [(signal.SIGINT, True), pytest.param(signal.SIGINT, False, marks=pytest.mark.slow),
+                                           pytest.param(signal.SIGTERM, True, marks=pytest.mark.slow)])
 def test_a_signal_with_two_workers_keeps_finished_blocks_and_exits_at_once(tmp_path, sig, to_group):
     """Blocks 1 and 2 finish, 3 and 4 run for a minute: the signal keeps 1 and 2, stops 3 and 4 at once."""
     path = tmp_path / "toy-p.jsonl"
@@ -130,6 +131,7 @@ def test_a_signal_with_two_workers_keeps_finished_blocks_and_exits_at_once(tmp_p
     assert not _alive(workers), "a worker outlived the interrupted sweep"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs pthread_sigmask")
 def test_a_signal_that_another_thread_takes_still_stops_the_sweep_at_once(tmp_path):
     """Linux hands a process's signal to any thread that does not block it. Here only a helper thread can
@@ -149,6 +151,7 @@ def test_a_signal_that_another_thread_takes_still_stops_the_sweep_at_once(tmp_pa
     assert sorted(line["block"]["n"] for line in _lines(path)) == [1, 2]
 
 
+@pytest.mark.slow
 def test_a_sweep_started_with_sigint_ignored_keeps_running_on_sigint(tmp_path):
     """A background job's SIGINT is ignored from its start (the shell does so); the sweep keeps it ignored
     and finishes every block, while SIGTERM still stops it."""
@@ -162,6 +165,7 @@ def test_a_sweep_started_with_sigint_ignored_keeps_running_on_sigint(tmp_path):
     assert sorted(line["block"]["n"] for line in _lines(path)) == [1, 2, 3, 4]
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_never_hangs(tmp_path):
     path = tmp_path / "toy-p.jsonl"
     proc = _toy(tmp_path, [0.2, 0.2, 60, 60], "--workers", "2", start_new_session=True)  # progress bar on
@@ -194,6 +198,7 @@ def test_ctrl_c_in_process_keeps_what_finished(tmp_path):
     assert len(_lines(path)) == 1
 
 
+@pytest.mark.slow
 def test_workers_ignore_sigint():
     """The pool initialiser (run here, in a child process) leaves Ctrl-C to the sweep."""
     code = ("import os, signal, time\n"

@@ -495,6 +495,7 @@ def simulated_fit():
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", [f"{v}|m={m}|{dt}" for v, m, dt in FIT_CASES]
                          + ["normalized|m=30|float64|threads=128", "normalized|m=30|float64|threepass"])
 def test_simulated_fit_matches_reference_training(simulated_fit, key):

@@ -144,6 +144,7 @@ def test_the_writer_repairs_a_torn_tail_under_its_lock(tmp_path):
     assert any("cut short" in s for s in said)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kills=st.lists(st.floats(0.05, 1.5), min_size=1, max_size=3))
 def test_random_kills_resumes_and_readers_never_lose_or_duplicate_a_block(tmp_path_factory, kills):
@@ -477,6 +478,7 @@ def test_pattern_init_gives_every_row_its_memories():
     assert sorted(np.bincount(owner, minlength=5)) == [2, 2, 2, 3, 3]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_pool_workers_die_with_a_killed_sweep(tmp_path):
     script = (

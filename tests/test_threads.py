@@ -89,6 +89,7 @@ print("LIMIT", seen["limit"], "SPLIT", max(f.threads for f in fits), "NUMBA", se
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [{"OMP_NUM_THREADS": "1"}, {"NUMBA_NUM_THREADS": "1"}])
 def test_a_fit_from_another_thread_keeps_the_limit_of_one(env):
     """With the limit at 1, fits and relaxation called from a thread started after import use one core:

@@ -586,15 +586,16 @@ _LOSS_GRAD = {}
 
 
 def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
-              loss_part, r, grad_part, j_lo, j_hi):
+              loss_part, r, grad_part, j_lo, j_hi, special):
     """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns,
     for the jobs (network g, chunk c) numbered g n_chunks + c from ``j_lo`` to ``j_hi``.
 
     Row (g, b) of ``d``/``r`` is g*d_g + b*d_b, of ``xs``/``targets`` g*x_g + b*x_b
     (a shared minibatch has x_g = 0). Runs the kernel of :func:`_loss_grad_kernel` for
-    (kind, n), built once per process.
+    (kind, n) where ``special`` (:func:`damlite.kernels.cpu_kernels.specialised`), else the one
+    for any interaction; each built once per process.
     """
-    key = (kind, n) if kind != EXPONENTIAL and n - 1 < 128 else (None, None)
+    key = (kind, n) if special and kind != EXPONENTIAL and n - 1 < 128 else (None, None)
     kernel = _LOSS_GRAD.get(key)
     if kernel is None:
         kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)
