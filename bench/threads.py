@@ -3,7 +3,7 @@
 
     python bench/threads.py --out bench/results/threads-<date>.json      # the record (a few minutes)
     python bench/threads.py --quick                                       # a smoke run, nothing written
-    python bench/threads.py --only autoassociative,krotov --rounds 21     # only the two whole fits
+    python bench/threads.py --only autoassociative,krotov                 # only the two whole fits
 
 Three parts, each in this one process, on one thread and on two (``set_num_threads``), in rounds that
 alternate the order of the contenders (ABAB..., then BABA...), medians over the rounds; wall clock
@@ -415,9 +415,7 @@ def main(argv=None):
     p.add_argument("--only", default="kernels,autoassociative,krotov")
     p.add_argument("--readme", metavar="RECORD", help="print the README tables of a record and exit")
     a = p.parse_args(argv)
-    from damlite.kernels import cpu_kernels as kernels  # noqa: PLC0415
-
-    kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
+    cpu_kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     if a.readme:
         print(readme(json.loads(Path(a.readme).read_text())))
         return 0
