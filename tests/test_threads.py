@@ -178,6 +178,35 @@ def test_fits_in_several_threads_at_once_give_the_serial_bits_and_leave_blas_as_
     assert _blas_now() == before
 
 
+def test_the_kernels_own_products_run_within_the_thread_limit(monkeypatch):
+    """Relaxation's similarities and the loss kernel's products run with BLAS held to damlite's thread count where
+    BLAS would use more (NUMBA_NUM_THREADS=1 alone left them on BLAS's threads, which then spun on the cores), and
+    BLAS is as it was afterwards; at a limit of BLAS's own count nothing is held."""
+    pytest.importorskip("threadpoolctl")
+    if cpu_kernels.blas_threads() < 2:
+        pytest.skip("BLAS runs one thread here by itself: nothing to hold")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    seen, similarities = [], cpu_kernels.similarities
+    monkeypatch.setattr(cpu_kernels, "similarities", lambda *a: seen.append(_blas_now()) or similarities(*a))
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((40, 30)) < 0.5, -1.0, 1.0)
+    mem = rng.normal(0, 0.1, (2, 20, 30))
+    F = make_interaction("polynomial", 3)
+    from damlite.network import loss_and_gradient  # noqa: PLC0415
+
+    before = _blas_now()
+    try:
+        for limit in (1, cpu_kernels.blas_threads()):
+            cpu_kernels.set_num_threads(limit)
+            seen.clear()
+            relax(mem, X, F, 0.1, random_state=0, max_sweeps=2)
+            loss_and_gradient(mem, X, X, F, 0.1, 0.1)
+            assert len(seen) == 2 and all(max(counts) == limit for counts in seen), (limit, seen)
+            assert _blas_now() == before
+    finally:
+        cpu_kernels.set_num_threads(None)
+
+
 def test_relaxations_in_several_threads_at_once_take_turns():
     """numba's workqueue layer (the fork-safe layer where TBB is missing) aborted the process:
     'Concurrent access has been detected'."""
