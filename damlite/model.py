@@ -181,10 +181,10 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     the fraction of bits recovered); ``fit(X, y)`` trains a classifier on inputs in [-1, 1]
     (:meth:`predict`, :meth:`decision_function`, :meth:`score` as accuracy). Every setting is a
     constructor parameter, so scikit-learn's ``clone``, ``GridSearchCV`` and ``Pipeline`` work.
-    Neuron i of a state s is updated to the sign of
+    Neuron i of a state :math:`\xi` is updated to the sign of
 
-    .. math:: \Delta_i = \sum_{\mu} \big[F(a(\zeta_{\mu i} + s_{\mu i})) - F(a(-\zeta_{\mu i} + s_{\mu i}))\big],
-              \qquad s_{\mu i} = \sum_{j \ne i} \zeta_{\mu j}\, s_j,
+    .. math:: \Delta_i = \sum_{\mu} \big[F(a(\zeta^\mu_i + s_\mu)) - F(a(-\zeta^\mu_i + s_\mu))\big],
+              \qquad s_\mu = \sum_{j \ne i} \zeta^\mu_j\, \xi_j,
 
     and learning minimises :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}`, :math:`C = \tanh(\beta_\text{out}
     \Delta)` with :math:`\beta_\text{in}` in place of a. The original network has
@@ -530,9 +530,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     def energy_difference(self, states):
         r"""Each neuron's energy difference; its sign is the neuron's update.
 
-        .. math:: \Delta_i = \sum_\mu \big[F(a(\zeta_{\mu i} + s_{\mu i}))
-                  - F(a(-\zeta_{\mu i} + s_{\mu i}))\big], \qquad
-                  s_{\mu i} = \sum_{j \ne i} \zeta_{\mu j} \sigma_j
+        .. math:: \Delta_i = \sum_\mu \big[F(a(\zeta^\mu_i + s_\mu))
+                  - F(a(-\zeta^\mu_i + s_\mu))\big], \qquad
+                  s_\mu = \sum_{j \ne i} \zeta^\mu_j \xi_j
 
         with a = 1 (original) or 1/N (normalized); ``scaling="adaptive"`` divides
         each neuron's arguments by their largest magnitude first.
@@ -667,7 +667,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return float(to_numpy(loss)[0])
 
     def loss_gradient(self, X, y=None):
-        r"""The gradient :math:`\partial L / \partial \zeta_{\mu i}` of :meth:`loss`, shape (K, N).
+        r"""The gradient :math:`\partial L / \partial \zeta^\mu_i` of :meth:`loss`, shape (K, N).
 
         Derived by hand (see :func:`damlite.network.loss_and_gradient`), checked
         against finite differences and an mpmath reference in the tests.
@@ -807,8 +807,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     def decision_function(self, X):
         r"""Class-neuron outputs from the all -1 label state, shape (B, n_classes).
 
-        .. math:: C_c = \tanh\big(\beta_\text{out} \sum_\mu [F(\beta_\text{in}(\zeta_{\mu c}
-                  + s_{\mu})) - F(\beta_\text{in}(-\zeta_{\mu c} + s_{\mu}))]\big)
+        .. math:: C_c = \tanh\big(\beta_\text{out} \sum_\mu [F(\beta_\text{in}(\zeta^\mu_c
+                  + s_\mu)) - F(\beta_\text{in}(-\zeta^\mu_c + s_\mu))]\big)
 
         where :math:`s_\mu` is memory :math:`\mu`'s similarity with the input and the
         other class neurons at -1. With two classes the score is :math:`C_1 - C_0`
