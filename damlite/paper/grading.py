@@ -66,6 +66,14 @@ def _item(label, n, outcome, grids=None, note="", margin=None):
     return out
 
 
+def _add_row(items, entries, label, n, votes, shown):
+    """One graded row from its grids' ``votes`` (merged by :func:`C.merge_grids`) into ``items``, and its shown
+    entries ``(entry, outcome, note)`` into ``entries``."""
+    outcome, merge_note = C.merge_grids(votes)
+    items.append(_item(label, n, outcome, votes, merge_note))
+    entries += [public(e, o, note, label) for e, o, note in shown]
+
+
 def _interval(bounds):
     lo, hi = bounds
     return (f"{lo:.2g}" if lo > 0 else "0") + ".." + (f"{hi:.2g}" if math.isfinite(hi) else "inf")
@@ -102,10 +110,7 @@ def per_n(reading, network, ns, grids, test, N=100):
             shown.append((e, votes[g], note))
         if not votes:
             continue
-        outcome, merge_note = C.merge_grids(votes)
-        label = f"n = {n}" + (f", N = {N}" if N not in (100, MNIST_N) else "")
-        items.append(_item(label, n, outcome, votes, merge_note))
-        entries += [public(e, o, note, label) for e, o, note in shown]
+        _add_row(items, entries, f"n = {n}" + (f", N = {N}" if N not in (100, MNIST_N) else ""), n, votes, shown)
     return items, entries
 
 
@@ -317,9 +322,7 @@ def norm_lr(r):
             shown += [(m, votes[g], note), (o, votes[g], "")]
         if not votes:
             continue
-        outcome, merge_note = C.merge_grids(votes)
-        items.append(_item(f"n = {n}", n, outcome, votes, merge_note))
-        entries += [public(e, o_, note, f"n = {n}") for e, o_, note in shown]
+        _add_row(items, entries, f"n = {n}", n, votes, shown)
     return items, entries
 
 
@@ -344,9 +347,7 @@ def norm_N(r):
             shown += [(a, votes[g], note), (b, votes[g], "")]
         if not votes:
             continue
-        outcome, merge_note = C.merge_grids(votes)
-        items.append(_item(f"n = {n}", n, outcome, votes, merge_note))
-        entries += [public(e, o, note, f"n = {n}") for e, o, note in shown]
+        _add_row(items, entries, f"n = {n}", n, votes, shown)
     return items, entries
 
 
@@ -395,9 +396,7 @@ def headline_presence(r):
             shown += [(m, votes[g], note), (o, votes[g], "")]
         if not votes:
             continue
-        outcome, merge_note = C.merge_grids(votes)
-        items.append(_item(f"n = {n}", n, outcome, votes, merge_note))
-        entries += [public(e, o_, note, f"n = {n}") for e, o_, note in shown]
+        _add_row(items, entries, f"n = {n}", n, votes, shown)
     return items, entries
 
 
