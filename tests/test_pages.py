@@ -18,15 +18,10 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import html.parser
-import http.server
 import json
 import re
-import subprocess
 import symtable
-import tempfile
-import threading
 from pathlib import Path
 
 import nbformat
@@ -180,23 +175,8 @@ run();
 def _serve_and_measure(pages, widths):
     import test_pages_render as render  # noqa: PLC0415 - the served book, without MathJax
 
-    handler = functools.partial(type("H", (render._Handler,), {"mathjax": None}), directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.harness = MEASURE % (json.dumps(["/" + p for p in pages]), json.dumps(widths))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with tempfile.TemporaryDirectory() as profile:
-            dom = subprocess.run(
-                [render._chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}", "--window-size=1400,1000", "--virtual-time-budget=600000",
-                 "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/__harness__.html"],
-                capture_output=True, text=True, timeout=900, check=False).stdout
-    finally:
-        server.shutdown()
-    found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
-    assert found and found.group(1), "the harness reported nothing"
-    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    harness = MEASURE % (json.dumps(["/" + p for p in pages]), json.dumps(widths))
+    return render.run_harness(harness, mathjax=None, window="1400,1000", timeout=900)
 
 
 def _chromium():

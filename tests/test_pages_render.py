@@ -141,6 +141,28 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         return None
 
 
+def run_harness(harness, *, mathjax, window, timeout):
+    """Serve the built book with ``harness`` at /__harness__.html (MathJax from ``mathjax``, or none), load it in
+    headless Chromium (``window``: "width,height") and return the JSON it writes into its ``<pre id="result">``."""
+    handler = functools.partial(type("H", (_Handler,), {"mathjax": mathjax}), directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.harness = harness
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            dom = subprocess.run(
+                [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={profile}", f"--window-size={window}", "--virtual-time-budget=600000",
+                 "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/__harness__.html"],
+                capture_output=True, text=True, timeout=timeout, check=False).stdout
+    finally:
+        server.shutdown()
+    found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1), "the harness reported nothing"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
 def _pages():
     pages = [p.relative_to(HTML).as_posix() for p in sorted(HTML.glob("book/*.html"))]
     return ["index.html", *pages, "genindex.html"]
@@ -149,26 +171,9 @@ def _pages():
 @pytest.mark.skipif(not (HTML / "index.html").is_file(), reason="no built book in _build/html")
 @pytest.mark.skipif(_chromium() is None, reason="no headless Chromium")
 def test_no_page_is_wider_than_a_phone():
-    mathjax = os.environ.get("DAMLITE_MATHJAX_DIR")
-    handler = functools.partial(type("H", (_Handler,), {"mathjax": mathjax}), directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     pages = _pages()
-    server.harness = HARNESS % (json.dumps(["/" + p for p in pages]), WIDTH)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        with tempfile.TemporaryDirectory() as profile:
-            dom = subprocess.run(
-                [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}", "--window-size=800,900", "--virtual-time-budget=600000",
-                 "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/__harness__.html"],
-                capture_output=True, text=True, timeout=600, check=False).stdout
-    finally:
-        server.shutdown()
-    found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
-    assert found and found.group(1), "the harness reported nothing"
-    widths = json.loads(found.group(1).replace("&quot;", '"'))
+    widths = run_harness(HARNESS % (json.dumps(["/" + p for p in pages]), WIDTH),
+                         mathjax=os.environ.get("DAMLITE_MATHJAX_DIR"), window="800,900", timeout=600)
     assert set(widths) == {"/" + p for p in pages}
     unmeasured = [p for p, w in widths.items() if w < 0]
     assert not unmeasured, f"pages that never finished loading: {unmeasured}"
