@@ -96,6 +96,17 @@ def initial_memories(rows, n_memories, init="patterns", init_mean=0.0, init_std=
     return np.clip(host, -1.0, 1.0)
 
 
+def _step_floor(step_floor, dtype):
+    """The normalised step's floor: ``step_floor``, checked, or the default for ``dtype``."""
+    if step_floor is None:
+        return _STEP_FLOOR if itemsize_of(dtype) > 2 else 2.0**-14
+    tiny = {2: 2.0**-14, 4: 2.0**-126}.get(itemsize_of(dtype), 2.0**-1022)
+    if isinstance(step_floor, bool) or not isinstance(step_floor, (int, float)) or not tiny <= step_floor < 1:
+        raise ValueError(f"step_floor must be a number in [{tiny:.3g}, 1) (a normal number of the memories' "
+                         f"dtype), got {step_floor!r}")
+    return float(step_floor)
+
+
 def train_memories(
     memories,
     probes,
@@ -117,6 +128,7 @@ def train_memories(
     progress=False,
     callback=None,
     memory_budget=DEFAULT_MEMORY_BUDGET,
+    step_floor=None,
 ):
     """Train G networks' memories (G, K, N) on ``probes`` (B, N) against ``targets``.
 
@@ -124,7 +136,10 @@ def train_memories(
     ``clamp`` is the slice of neurons whose memory entries are kept in [-1, 1]
     (``None`` clamps nothing). ``learning_rate`` and the betas are floats or
     length-G sequences. ``callback(epoch, memories, loss)`` runs after each epoch;
-    returning True stops training. Returns a :class:`TrainingResult`.
+    returning True stops training. ``step_floor``: the smallest divisor of the normalised step
+    (``max_i |v_i|`` below it divides by it instead; None: 1e-30 as in Krotov's and the paper
+    author's code, or float16's smallest normal number); a positive number a normal number of the
+    memories' dtype. Returns a :class:`TrainingResult`.
     """
     xp = array_namespace(memories, probes)
     G, K, N = memories.shape
@@ -136,7 +151,7 @@ def train_memories(
     memories = xp.asarray(memories, copy=True)
     velocity = xp.zeros_like(memories)
     # 1e-30, or the dtype's smallest normal number where 1e-30 is not representable (float16)
-    floor = _STEP_FLOOR if itemsize_of(dtype) > 2 else 2.0**-14
+    floor = _step_floor(step_floor, dtype)
     fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
     # the CPU loss kernel: one choice for the whole fit, from its size (cpu_kernels.SPECIALISE_FROM)
     plan = fused.planned_work(epochs * B * G * K * targets.shape[-1]) if fused else contextlib.nullcontext()

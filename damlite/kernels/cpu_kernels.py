@@ -453,8 +453,21 @@ def planned_work(work):
 def specialised(work):
     """True where a loss kernel call of ``work`` units runs the kernel specialised for its (interaction, n): the
     enclosing :func:`planned_work`'s work, else ``work``, reaches :data:`SPECIALISE_FROM`."""
+    forced = _forced_specialisation()
+    if forced is not None:
+        return forced
     planned = getattr(_planned, "work", None)
     return (work if planned is None else planned) >= SPECIALISE_FROM
+
+
+def _forced_specialisation():
+    """``DAMLITE_SPECIALISE``: "always" or "never" overrides the size rule (rounding-level reruns compare the
+    two kernels); unset or "auto": None."""
+    raw = os.environ.get("DAMLITE_SPECIALISE", "")
+    value = raw.strip().lower()
+    if value not in ("", "auto", "always", "never"):
+        raise ValueError(f"DAMLITE_SPECIALISE must be always, never or auto (or unset), got {raw!r}")
+    return {"always": True, "never": False}.get(value)
 
 
 def threads_for(work, jobs, kind="loss"):

@@ -216,7 +216,11 @@ def _cpu_kernels(backend_name):
         return None
     from ..kernels import cpu_kernels  # noqa: PLC0415
 
-    return f"numba {cpu_kernels.numba.__version__}" if cpu_kernels.available() else "numpy"
+    if not cpu_kernels.available():
+        return "numpy"
+    forced = os.environ.get("DAMLITE_SPECIALISE", "").strip().lower()
+    extra = f", specialise {forced}" if forced in ("always", "never") else ""
+    return f"numba {cpu_kernels.numba.__version__}, {cpu_kernels.num_threads()} threads{extra}"
 
 
 def _gpu_kernels(backend_name):

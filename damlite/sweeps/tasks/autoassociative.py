@@ -111,7 +111,8 @@ def run_autoassociative_block(block: Block, *, backend="auto", dtype="float64", 
         mem = xp.asarray(np.broadcast_to(init, (G, *init.shape)).copy(), dtype=xdt)
         res = train_memories(mem, pat, pat, F, beta_in=beta_in, beta_out=beta_out, learning_rate=lr,
                              lr_decay=o["lr_decay"], momentum=o["momentum"], epochs=o["epochs"],
-                             error_exponent=o["error_exponent"], random_state=0, memory_budget=memory_budget)
+                             error_exponent=o["error_exponent"], random_state=0, memory_budget=memory_budget,
+                             step_floor=o.get("step_floor"))
         states, converged, sweeps, finite = relax(res.memories, pat, F, scale, mode="async",
                                                   max_sweeps=o["max_sweeps"], zero_sign=1,
                                                   random_state=relax_seed, memory_budget=memory_budget)
@@ -352,6 +353,95 @@ def _aa_censored():
     return blocks
 
 
+#: The optimiser setting of the floor runs (2026-11-29): the normalised step's floor 1e-60 instead of 1e-30.
+LOW_FLOOR = 1e-60
+#: Where the floor runs' grid goes down to, in each network's own 1/T (``CENSORED_LOWS`` with the floor's 30
+#: decades spread over n: the gradient scales like (1/T)**n, so with the floor 1e-30 lower the edge would move
+#: 30/n decades down if the floor sets it), sampled a decade apart below the censored grid's last row.
+FLOOR_LOWS = {3: 1e-23, 5: 1e-15}
+
+
+def floor_grid(n):
+    """The floor runs' 1/T' rows (N = 100): a decade apart from a decade above the censored grid's last row (two rows
+    shared with it, where the two floors are compared) down to :data:`FLOOR_LOWS`, with the coarse grid's ten
+    learning rates."""
+    top = CENSORED_LOWS[("original", n)]
+    rows = [float(f"{top * 10 ** -k * 100:.6g}") for k in range(-1, round(math.log10(top / FLOOR_LOWS[n])) + 1)]
+    return tuple(sorted(rows)), GRIDS["coarse"][1]
+
+
+def _aa_floor():
+    """Landscape or the optimiser's floor (pre-registered 2026-11-29)? The original at n = 3 and 5 below the censored
+    grid, with the normalised step's floor 1e-60 (``step_floor``; its default 1e-30 unchanged), under reading A
+    (homogeneous F), the author's +0.01x leak and the paper's -0.01x leak; 3 repeats, the censored blocks' seeds;
+    then the censored blocks' last two rows again with the new floor, where the two floors must agree."""
+    (leak, eps), (paper_leak, paper_eps), _ = LEAKS
+    fs = ({}, dict(interaction="leaky_rectified_polynomial", leak=leak, epsilon=eps),
+          dict(interaction="leaky_rectified_polynomial", leak=paper_leak, epsilon=paper_eps))
+    return [autoassociative_block("original", n, "floor-ext", grids={"floor-ext": floor_grid(n)}, repeats=3,
+                                  step_floor=LOW_FLOOR, **f)
+            for n in (3, 5) for f in fs]
+
+
+#: The learning-rate axis continued past 1 (to 10) at the coarse grid's spacing, with 1 kept as the overlap.
+RATE_PAST_ONE = (1.0, 2.15443, 4.64159, 10.0)
+
+
+def _aa_rate10():
+    """Does the normalized network's region reach larger learning rates than the original's (pre-registered
+    2026-11-29)? The coarse 1/T rows at learning rates 1 to 10, both networks, n = 3 and 10, under the readings where
+    the two networks differ (the author's +0.01x leak, the paper's -0.01x leak) and under reading A (one network:
+    the normalized network only). 5 repeats, the coarse blocks' seeds."""
+    (leak, eps), (paper_leak, paper_eps), _ = LEAKS
+    grid = {"rate10": (GRIDS["coarse"][0], RATE_PAST_ONE)}
+    blocks = []
+    for n in (3, 10):
+        for lk, e in ((leak, eps), (paper_leak, paper_eps)):
+            blocks += [autoassociative_block(v, n, "rate10", grids=grid, interaction="leaky_rectified_polynomial",
+                                             leak=lk, epsilon=e) for v in ("normalized", "original")]
+        blocks.append(autoassociative_block("normalized", n, "rate10", grids=grid))
+    return blocks
+
+
+#: Base seed of the n = 25 replication (2026-11-29): fresh patterns and initial memories.
+N25_SEED = 20261129
+
+
+def _aa_n25():
+    """Why does the normalized network fail to recall at n = 25 alone (pre-registered 2026-11-29)? n = 20, 25 and 30
+    on the coarse grid with fresh patterns and initial memories (5 repeats), then n = 25 in float32."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    blocks = [replace(autoassociative_block("normalized", n, "coarse"), base_seed=N25_SEED) for n in (25, 20, 30)]
+    return blocks
+
+
+def noise_blocks():
+    """The committed blocks rerun at rounding level (pre-registered 2026-11-29), a stratified sample, cheapest
+    first: every reading, small and large n, both networks. Each is the very block on file (same settings, grid and
+    seeds), computed there on this project's CPU with the numba kernels (reading A's normalized n = 25 on a GPU);
+    the variations are the machine's (kernel, threads, NumPy; see ``book/results/noise/README.md``)."""
+    (leak, eps), (paper_leak, paper_eps), _ = LEAKS
+    leaky = dict(interaction="leaky_rectified_polynomial", epsilon=eps)
+    pick = {b.label: b for b in _aa_censored() + _aa_fine250()}
+    return [autoassociative_block("normalized", 10, "coarse", memories=20, leak=leak, **leaky),   # A + leak, K = 20
+            autoassociative_block("original", 5, "coarse", leak=leak, **leaky),                   # A + leak
+            autoassociative_block("normalized", 30, "coarse", leak=paper_leak, **leaky),          # A - leak
+            [b for b in _aa_censored() if b.variant == "normalized" and b.grid == "coarse-ext"][0],  # A, n = 10
+            autoassociative_block("original", 3, "coarse", leak=paper_leak, **leaky),             # A - leak
+            autoassociative_block("normalized", 20, "coarse", leak=leak, **leaky),                # A + leak
+            [b for b in pick.values() if b.variant == "original" and b.n == 3 and b.grid == "fine"][0],  # A, N = 250
+            autoassociative_block("normalized", 25, "coarse")]                                    # A (a GPU block)
+
+
+def _aa_noise_f32():
+    """The float32 side of the noise floor: the normalized blocks of :func:`noise_blocks` in float32 (the original
+    network's scale needs float64)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    return [replace(b, dtype="float32") for b in noise_blocks() if b.variant == "normalized"]
+
+
 def _aa_smoke():
     """Seconds in all: tiny networks, for tests and CI."""
     grids = {"coarse": ((1.0, 3.0), (0.1, 0.3))}
@@ -364,5 +454,7 @@ register_task("autoassociative", run_autoassociative_block,
                         "leak250": _aa_leak250,
                         "rectified": _aa_rectified_control,
                         "sensitivity": _aa_sensitivity, "wide": _aa_wide, "fine250": _aa_fine250,
-                        "scorecard": _aa_scorecard, "censored": _aa_censored, "smoke": _aa_smoke},
+                        "scorecard": _aa_scorecard, "censored": _aa_censored, "smoke": _aa_smoke,
+                        "floor": _aa_floor, "rate10": _aa_rate10, "n25": _aa_n25, "noise": noise_blocks,
+                        "noise-f32": _aa_noise_f32},
               memory=block_memory)

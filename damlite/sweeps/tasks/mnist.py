@@ -209,6 +209,79 @@ def _mnist_seeds():
             for n in (5, 2) for v in ("normalized", "original")]
 
 
+#: The paper author's MNIST setup (the most plausible setup of the paper's MNIST runs): the leaky F
+#: (+0.01 x below 0) with initial memories N(0, 0.1^2). With it the two networks are two networks.
+AUTHOR_SETUP = dict(AUTHOR_LEAK, init_mean=0.0, init_std=0.1)
+#: The learning rate best at every n in reading A's 60-epoch grids (``mnist-short``): the CPU slices' one column.
+SLICE_LR = 0.03
+#: The n of the CPU slices, in the order they run: n = 2 and the largest n first (every MNIST claim compares
+#: n = 2 with larger n), then 5 and 10.
+SLICE_NS = (2, 20, 5, 10)
+#: Base seed of the pre-registered second seed (2026-11-29): fresh initial memories and minibatch order.
+SEED2 = 20261129
+
+
+def reading_b_grid(n, lrs, N=794):
+    """Reading B's grid at ``n``: the paper's 1/T values for the original read as beta = 1/T_B outside F with no
+    power, 1/T_B = the paper grid's 1/T' / N; run as reading A's original at 1/T_A = (1/T_B)**(1/n), given here in
+    the normalized units :func:`mnist_block` takes (1/T' = N / T_A), to 6 significant digits."""
+    return (tuple(float(f"{N * (x / N) ** (1 / n):.6g}") for x in MNIST_GRIDS["paper"][0]), tuple(lrs))
+
+
+def _author(epochs, lrs, **kw):
+    grid = (MNIST_GRIDS["paper"][0], tuple(lrs))
+    name = "paper" if tuple(lrs) == MNIST_GRIDS["paper"][1] else "paper-lr"
+    return [mnist_block(v, n, name, grids={name: grid}, epochs=epochs, eval_every=10 if epochs <= 60 else 25,
+                        **AUTHOR_SETUP, **kw)
+            for n in SLICE_NS for v in ("normalized", "original")]
+
+
+def _reading_b(epochs, lrs):
+    return [mnist_block("original", n, "paper-b", grids={"paper-b": reading_b_grid(n, lrs)}, epochs=epochs,
+                        eval_every=10 if epochs <= 60 else 25)
+            for n in SLICE_NS]
+
+
+def _mnist_author_slice():
+    """Pre-registered 2026-11-29 (``book/results/predictions/2026-11-29-mnist-noise-floor.md``): the author's setup,
+    the paper's six 1/T at the learning rate 0.03, 60 epochs, n = 2, 20, 5, 10, both networks. CPU-sized: eight
+    blocks of about 10-15 minutes on one thread."""
+    return _author(60, (SLICE_LR,))
+
+
+def _mnist_author_short():
+    """The author's setup on the paper's whole 6 x 6 grid, 60 epochs (a GPU job of minutes)."""
+    return _author(60, MNIST_GRIDS["paper"][1])
+
+
+def _mnist_author_full():
+    """The author's setup on the paper's whole grid, 500 epochs (a GPU job)."""
+    return _author(500, MNIST_GRIDS["paper"][1])
+
+
+def _mnist_author_seed2():
+    """The author's setup, 60 epochs, whole grid, a second seed (a GPU job)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    return [replace(b, base_seed=SEED2) for b in _author(60, MNIST_GRIDS["paper"][1])]
+
+
+def _mnist_b_slice():
+    """Reading B (pre-registered 2026-11-29): the original at the paper's 1/T read as beta = 1/T outside F (no power),
+    the learning rate 0.03, 60 epochs, n = 2, 20, 5, 10 (the normalized network is reading A's). CPU-sized."""
+    return _reading_b(60, (SLICE_LR,))
+
+
+def _mnist_b_short():
+    """Reading B on the paper's whole grid, 60 epochs (a GPU job)."""
+    return _reading_b(60, MNIST_GRIDS["paper"][1])
+
+
+def _mnist_b_full():
+    """Reading B on the paper's whole grid, 500 epochs (a GPU job)."""
+    return _reading_b(500, MNIST_GRIDS["paper"][1])
+
+
 def _mnist_full():
     """The paper's sweep: K = 256, 500 epochs, n in {2, 5, 10, 20}, both variants (a GPU job of about an hour)."""
     return [mnist_block(v, n, "paper") for n in (2, 5, 10, 20) for v in ("normalized", "original")]
@@ -226,4 +299,7 @@ register_task("mnist", run_mnist_block, metric="f1", lower_is_better=False, memo
               profiles={"quick": _mnist_quick, "short": _mnist_short, "leak-short": _mnist_leak_short,
                         "leak-quick": _mnist_leak_quick,
                         "leak-cpu": _mnist_leak_cpu, "leak-init": _mnist_leak_init, "full": _mnist_full,
-                        "seeds": _mnist_seeds, "smoke": _mnist_smoke})
+                        "seeds": _mnist_seeds, "smoke": _mnist_smoke,
+                        "author-slice": _mnist_author_slice, "author-short": _mnist_author_short,
+                        "author-full": _mnist_author_full, "author-seed2": _mnist_author_seed2,
+                        "b-slice": _mnist_b_slice, "b-short": _mnist_b_short, "b-full": _mnist_b_full})
