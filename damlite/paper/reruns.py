@@ -31,10 +31,12 @@ from . import claims as C
 
 __all__ = ["VARIATIONS", "compare_blocks", "edge_runs", "noise_floor", "regrade", "summary", "unstable", "write"]
 
-#: variation folder -> what differs from the committed run (the committed blocks ran with the numba kernels on
-#: two threads, the loss kernel specialised by the size rule of the day).
+#: variation folder -> what differs from the committed run (the committed blocks ran on this project's 2-core CPU
+#: with the numba kernels, two blocks at a time (``--workers 2``) under the thread rules of their commit, the loss
+#: kernel specialised by the size rule of the day).
 VARIATIONS = {
     "one-thread": "today's code on one thread (NUMBA_NUM_THREADS=1)",
+    "two-threads": "today's code on two threads (NUMBA_NUM_THREADS=2)",
     "generic": "the loss kernel not specialised (DAMLITE_SPECIALISE=never), one thread",
     "numpy": "the NumPy path instead of the numba kernels (DAMLITE_CPU_KERNELS=numpy)",
     "float32": "float32 instead of float64 (normalized network only)",
