@@ -416,6 +416,13 @@ def _aa_n25():
     return blocks
 
 
+def _aa_parity():
+    """Exploratory, after the n = 25 replication failed again (2026-11-29, not pre-registered): the normalized network
+    with the homogeneous polynomial F at n = 21 ... 27 on the coarse grid, one repeat (the full profile's first
+    patterns and memories). A 5 x 2 trial grid had recalled at n = 24 and 26 and failed at 23, 25 and 27."""
+    return [autoassociative_block("normalized", n, "coarse", repeats=1) for n in range(21, 28)]
+
+
 def noise_blocks():
     """The committed blocks rerun at rounding level (pre-registered 2026-11-29), a stratified sample, cheapest
     first: every reading, small and large n, both networks. Each is the very block on file (same settings, grid and
@@ -456,5 +463,6 @@ register_task("autoassociative", run_autoassociative_block,
                         "sensitivity": _aa_sensitivity, "wide": _aa_wide, "fine250": _aa_fine250,
                         "scorecard": _aa_scorecard, "censored": _aa_censored, "smoke": _aa_smoke,
                         "floor": _aa_floor, "rate10": _aa_rate10, "n25": _aa_n25, "noise": noise_blocks,
+                        "parity": _aa_parity,
                         "noise-f32": _aa_noise_f32},
               memory=block_memory)
