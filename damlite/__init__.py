@@ -17,7 +17,7 @@ from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
 from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NotFittedError, NumericalOverflowError,
-                    NumericalUnderflowWarning, RelaxResult, equivalent_temperature)
+                    NumericalUnderflowWarning, RelaxationWarning, RelaxResult, equivalent_temperature)
 
 __all__ = [
     "__version__",
@@ -29,6 +29,7 @@ __all__ = [
     "NumericalOverflowError",
     "NumericalUnderflowWarning",
     "RelaxResult",
+    "RelaxationWarning",
     "backend_info",
     "equivalent_temperature",
     "get_backend",

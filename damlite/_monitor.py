@@ -22,8 +22,21 @@ from ._sklearn import ConvergenceWarning
 from .backend import to_numpy
 from .network import energy_difference, quiet_numpy
 
-__all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "LearningPass", "input_range_hint", "learning_pass", "read_curve",
-           "review_fit"]
+__all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "InputRangeWarning", "LearningPass", "NumericalOverflowError",
+           "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "read_curve", "review_fit",
+           "warn_input_range"]
+
+class NumericalOverflowError(FloatingPointError):
+    """The network's numbers left the floating-point range (inf or NaN)."""
+
+
+class NumericalUnderflowWarning(RuntimeWarning):
+    """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
+
+
+class InputRangeWarning(UserWarning):
+    """A classifier's inputs are not symmetric about 0 (X in [0, 1], say): rescale them to [-1, 1]."""
+
 
 #: At most this many training rows are checked after a fit.
 MAX_ROWS = 1000
@@ -39,6 +52,10 @@ ONE_CLASS_SHARE = 0.75
 UNSTABLE_BITS = 0.01
 #: A drop of the loss of this fraction per epoch counts as falling.
 FALLING = 0.01
+#: A fit whose loss still falls by this fraction an epoch (mean over its last max(2, E/10) epochs) warns.
+STILL_FALLING = 0.02
+#: Epochs a loss curve needs before "the loss never moved" is read from it (fewer: only the memories count).
+MIN_EPOCHS = 2
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,8 @@ class CurveShape:
     peak_epoch: int = 0  # its epoch, from 1
     bouncing: int = 0  # rises among the last max(4, E/10) epochs when >= 40 % of them (range > 1e-4); else 0
     window: int = 0  # that many epochs
+    rate: float = 0.0  # the loss's mean relative fall an epoch over the last `rate_window` epochs (0 if any rose)
+    rate_window: int = 0  # max(2, E/10) epochs, at most E - 1
 
     def spike(self):
         """' (after a peak of P at epoch k)' when the loss jumped tenfold above its first and last values."""
@@ -106,8 +125,12 @@ def read_curve(curve):
     rises = int(np.sum(drops[-w:] < 0)) if w > 0 else 0
     window = c[-1 - w:]
     bouncing = rises if (E >= 10 and rises >= 0.4 * w and np.ptp(window) > 1e-4 * np.mean(np.abs(window))) else 0
+    r = min(E - 1, max(2, k))
+    rate = 0.0
+    if r > 0 and np.all(drops[-r:] > 0) and c[-1 - r] > 0:
+        rate = float(1.0 - (max(last, 0.0) / c[-1 - r]) ** (1.0 / r))
     return CurveShape(E, first, last, bool(np.ptp(c) > tol), bool(E > 1 and last > first + tol), flat,
-                      bool(falling), steep, float(np.max(c)), int(np.argmax(c)) + 1, bouncing, w)
+                      bool(falling), steep, float(np.max(c)), int(np.argmax(c)) + 1, bouncing, w, rate, r)
 
 
 def input_range_hint(low, high):
@@ -116,6 +139,15 @@ def input_range_hint(low, high):
         return ""
     return (f"X lies in [{low:.3g}, {high:.3g}], not symmetric about 0: inputs are neuron states in [-1, 1], rescale "
             "them with 2 * X - 1 (for [0, 1]) or MinMaxScaler(feature_range=(-1, 1)) in a Pipeline")
+
+
+def warn_input_range(xp, inputs, stacklevel=2):
+    """A classifier's (min, max) of X, warning with :class:`InputRangeWarning` when X lies in [0, 1] or so."""
+    x_range = (float(xp.min(inputs)), float(xp.max(inputs)))
+    if x_range[0] >= 0 and x_range[1] > 0:
+        warnings.warn(f"{input_range_hint(*x_range)} (an input at 0 sits halfway between a neuron's -1 and +1 and "
+                      "carries no signal)", InputRangeWarning, stacklevel=stacklevel + 1)
+    return x_range
 
 
 def _rows(B, K, N, M):
@@ -147,10 +179,16 @@ class _Fit:
     saturated: float = 0.0
     vanished: float = 0.0
     x_hint: str = ""
+    median_arg: float = float("nan")  # median |beta_out Delta| of the outputs checked
+
+    @property
+    def t_name(self):
+        """T' for the normalized network's temperature, T for the original's."""
+        return "T'" if self.est.variant == "normalized" else "T"
 
     def where(self):
         e = self.est
-        return f"in the {e.variant} network (N={self.N}, n={e.n}, T={self.T:g})"
+        return f"in the {e.variant} network (N={self.N}, n={e.n}, {self.t_name}={self.T:g})"
 
     def scale_mix_up(self):
         """The original network given a temperature on the normalized network's scale (T' ~ 0.5)."""
@@ -179,11 +217,35 @@ class _Fit:
             return f"{self.saturated:.0%} of the outputs C = tanh(beta_out Delta) are saturated at +-1"
         return ""
 
-    def temperature_fix(self, factor):
-        return f"set_params(temperature={self.T * factor:.3g})"
+    def temperature_target(self):
+        """The temperature that brings the median output argument |beta_out Delta| to 1, or None.
+
+        For F homogeneous of degree n, beta_out Delta scales as T^-n in both variants, so the target is
+        T * median^(1/n): at that temperature the outputs are neither vanished nor saturated, and the check
+        that suggested it does not suggest going back. Without a degree: a factor 2 the way the outputs point.
+        """
+        if self.vanished < 0.5 and self.saturated < 0.5:
+            return None  # the outputs respond: the temperature is not what failed
+        degree = self.est.interaction_.degree
+        m = self.median_arg
+        if degree and np.isfinite(m) and m > 0:
+            target = self.T * m ** (1.0 / degree)
+        else:
+            target = self.T * (0.5 if self.vanished >= 0.5 else 2.0)
+        if not np.isfinite(target) or target <= 0 or float(f"{target:.3g}") == float(f"{self.T:.3g}"):
+            return None
+        return target
+
+    def temperature_fix(self, factor=None):
+        """``set_params(temperature=...) (from T' = x)``: see :meth:`temperature_target`; '' when none helps."""
+        target = self.temperature_target()
+        if target is None:
+            return ""
+        return f"set_params(temperature={target:.3g}) (from {self.t_name} = {self.T:.3g})"
 
     def lr_fix(self, factor):
-        return f"set_params(learning_rate={self.est.learning_rate * factor:.3g})"
+        return (f"set_params(learning_rate={self.est.learning_rate * factor:.3g}) "
+                f"(from {self.est.learning_rate:.3g})")
 
 
 def _say(finding, causes, fix, stacklevel):
@@ -194,14 +256,18 @@ def _say(finding, causes, fix, stacklevel):
 
 def _frozen(f, still, stacklevel):
     e, s = f.est, f.shape
+    fix_t = f.temperature_fix()
     if f.vanished > 0.5:
         why = (f"{f.vanished:.0%} of the outputs C = tanh(beta_out Delta) are below 1e-6 in size "
                "(F of arguments below 1 vanishes for large n)")
-        hint = "Lower the temperature or n, start from larger memories (init_std), or use a wider dtype."
-    else:
+        hint = (f"Lower the temperature{', ' + fix_t if fix_t else ''}, or n, start from larger memories "
+                "(init_std), or use a wider dtype.")
+    elif f.saturated > 0.5:
         why = f"{f.saturated:.0%} of the outputs C = tanh(beta_out Delta) are exactly +-1 (tanh saturated)"
-        hint = ("Raise the temperature or lower n so that tanh is not saturated." if f.saturated > 0.5
-                else "Raise the learning rate or the temperature.")
+        hint = f"Raise the temperature{', ' + fix_t if fix_t else ''}, or lower n, so that tanh is not saturated."
+    else:
+        why = ""
+        hint = f"Raise the learning rate, {f.lr_fix(10)}."
     mix = f.scale_mix_up()
     if mix:
         hint = _cap(mix) + ". " + hint
@@ -209,7 +275,7 @@ def _frozen(f, still, stacklevel):
         hint += " " + _cap(f.x_hint) + "."
     text = (f"training is frozen: the loss never moved in {s.epochs} epoch(s) (L = {_fmt(s.last)}) "
             f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
-            f"{why} {f.where()}, where the gradient vanishes. {hint}")
+            + (f"{why} {f.where()}, where the gradient vanishes. " if why else f"{f.where()}. ") + hint)
     warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
     return text
 
@@ -244,26 +310,40 @@ def _cap(text):
     return text[:1].upper() + text[1:]
 
 
+def _warn_learning_underflow(est, N, stacklevel):
+    T_name = "T'" if est.variant == "normalized" else "T"
+    warnings.warn(
+        f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {est.variant} network "
+        f"(N={N}, n={est.n}, {T_name}={est._temperature(N):g}, dtype={est._dtype_name}): the tanh argument "
+        "and its gradient vanish, so the loss cannot move. Lower the temperature or use a wider dtype.",
+        NumericalUnderflowWarning, stacklevel=stacklevel + 1)
+
+
 def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_range=None, warm_start=False,
-               stacklevel=3):
+               epochs=None, stacklevel=3):
     """Check a finished fit of ``est`` and warn (at most one ConvergenceWarning) when it failed.
 
     ``seen`` is the :func:`learning_pass` over the training rows, ``targets`` (B, M) the wanted
     outputs of the evaluated ``neurons``, ``initial`` the memories before the fit, ``n_patterns`` B,
-    ``x_range`` a classifier's (min, max) of X. Returns the warning's text, or None.
+    ``x_range`` a classifier's (min, max) of X, ``epochs`` this fit's (``est.loss_curve_`` holds
+    those of the fits a warm start continued too). Returns the warning's text, or None.
     """
     xp, memories = est.xp_, est.memories_
+    N, K = memories.shape[1], memories.shape[0]
+    if seen.underflow:
+        _warn_learning_underflow(est, N, stacklevel + 1)
     shape = read_curve(est.loss_curve_)
     if shape.last == 0.0:  # every output exact: nothing to report
         return None
-    N, K = memories.shape[1], memories.shape[0]
-    C = np.abs(np.asarray(to_numpy(xp.tanh(beta_out * seen.delta)), dtype=np.float64))
+    arg = np.abs(np.asarray(to_numpy(beta_out * seen.delta), dtype=np.float64))
+    C = np.tanh(arg)
     classifier = hasattr(est, "classes_")
     f = _Fit(est, shape, N, float(est._temperature(N)), classifier, saturated=float(np.mean(C == 1.0)),
              vanished=float(np.mean(C < VANISHED)),
-             x_hint=input_range_hint(*x_range) if classifier and x_range is not None else "")
+             x_hint=input_range_hint(*x_range) if classifier and x_range is not None else "",
+             median_arg=float(np.median(arg)) if arg.size else float("nan"))
     still = bool(xp.all(memories == initial))
-    if still or not shape.moved:
+    if still or (not shape.moved and shape.epochs >= MIN_EPOCHS):  # one loss value cannot show it never moved
         return _frozen(f, still, stacklevel + 1)
     mix, outputs = f.scale_mix_up(), f.outputs()
     dead_share = max(f.vanished, f.saturated)
@@ -280,8 +360,8 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             fix = f"The steps overshoot: lower the learning rate, {f.lr_fix(0.2)}, or decay it (lr_decay=0.99)"
             if f.vanished >= 0.5 and _rectified(est):
                 finding += " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)"
-            if f.saturated >= 0.5 or (f.vanished >= 0.5 and _rectified(est)):
-                fix += f", or raise the temperature, {f.temperature_fix(2)}"
+            if f.temperature_fix() and (f.saturated >= 0.5 or (f.vanished >= 0.5 and _rectified(est))):
+                fix += f", or change the temperature, {f.temperature_fix()}"
         return _say(finding, [outputs, f.x_hint], fix, stacklevel + 1)
     if dead:
         finding = (f"training died: the loss stayed at {_fmt(shape.last)} for the last {shape.flat_tail} of "
@@ -290,11 +370,11 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             fix = _cap(mix)
         elif f.vanished >= f.saturated and _rectified(est):
             finding += " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)"
-            fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or raise the temperature, {f.temperature_fix(2)}"
+            fix = f"Lower the learning rate, {f.lr_fix(0.2)}" + _or_temperature(f)
         elif f.vanished >= f.saturated:
-            fix = f"Lower the temperature, {f.temperature_fix(0.5)}, or n, or the learning rate, {f.lr_fix(0.2)}"
+            fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or n" + _or_temperature(f)
         else:
-            fix = f"Raise the temperature, {f.temperature_fix(2)}, or lower n, so that tanh is not saturated"
+            fix = f"Lower n, so that tanh is not saturated" + _or_temperature(f)
         return _say(finding, [f.x_hint], fix, stacklevel + 1)
     if classifier:
         labels = np.argmax(np.asarray(to_numpy(_take(xp, targets, seen.index))), axis=1)
@@ -316,13 +396,14 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                 causes, fix = [outputs, f.x_hint], _cap(f.overshoot())
             elif f.vanished >= 0.5 and _rectified(est):
                 causes = [outputs + " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)", f.x_hint]
-                fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or raise the temperature, {f.temperature_fix(2)}"
+                fix = f"Lower the learning rate, {f.lr_fix(0.2)}" + _or_temperature(f)
             elif f.x_hint:
                 causes, fix = [outputs], _cap(f.x_hint)
+            elif f.temperature_fix():
+                causes, fix = [outputs], f"Change the temperature, {f.temperature_fix()}"
             else:
                 causes = [outputs]
-                fix = (f"Try another temperature ({f.temperature_fix(2)} or {f.temperature_fix(0.5)}), a larger "
-                       f"learning rate ({f.lr_fix(2)}) or more epochs")
+                fix = f"Try a larger learning rate, {f.lr_fix(2)}, or more epochs"
             return _say(finding, causes, fix, stacklevel + 1)
     else:
         update = seen.delta  # F homogeneous: the learning scale beta_in gives the update's signs
@@ -352,13 +433,23 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                 if n is not None:
                     causes.append(f"{P} patterns is within the capacity estimate for random patterns "
                                   f"({_capacity(N, n):.3g} at n = {n}), so training fell short")
-                fix = f"Lower the temperature, {f.temperature_fix(0.5)}, or train longer"
+                fix = "Train longer" + _or_temperature(f)
                 if K < P:
                     fix += f", or give each pattern a memory, set_params(n_memories={P})"
             return _say(finding, causes + [mix], fix, stacklevel + 1)
-    if shape.steep and not warm_start:
-        drop = est.loss_curve_[-2] - shape.last
-        finding = (f"the loss was still falling steeply when training stopped ({shape.trend()}, by {_fmt(drop)} in "
-                   f"the last epoch, more than in any epoch before)")
+    if warm_start or (epochs or shape.epochs) < MIN_EPOCHS:  # a warm chunk continues; one epoch shows no trend
+        return None
+    if shape.rate >= STILL_FALLING or shape.steep:
+        if shape.rate >= STILL_FALLING:
+            how = (f"by {shape.rate:.1%} an epoch over the last {shape.rate_window}").replace("%", " %")
+        else:
+            how = f"by {_fmt(est.loss_curve_[-2] - shape.last)} in the last epoch, more than in any epoch before"
+        finding = f"the loss was still falling when training stopped ({shape.trend()}, {how})"
         return _say(finding, [f.x_hint], f"Train longer, set_params(epochs={2 * shape.epochs})", stacklevel + 1)
     return None
+
+
+def _or_temperature(f):
+    """', or change the temperature, set_params(temperature=...) (from T' = x)' when the outputs call for one."""
+    fix = f.temperature_fix()
+    return f", or change the temperature, {fix}" if fix else ""

@@ -18,13 +18,16 @@ one at T, since (1/(N T))**n F(x) = F(x/(N T)) (the paper's theorems).
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
-
 import numpy as np
 
 from . import _monitor
+from ._monitor import InputRangeWarning, NumericalOverflowError, NumericalUnderflowWarning
+from ._recall import RelaxationWarning, RelaxResult, relax_states
+from ._recall import energy as _energy
 from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
-                       NotFittedBase)
+                       NotFittedBase, check_feature_names, check_pickle_state, pickle_state)
+from ._warm import FITTED_PARAMS as _FITTED_PARAMS
+from ._warm import check_warm_start
 from .backend import get_backend, resolve_dtype, to_numpy
 from .interactions import make_interaction
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, neuron_index, quiet_numpy, relax
@@ -33,7 +36,8 @@ from .validation import (check_dtype, check_label_types, check_labels, check_num
                          check_random_state, check_states)
 
 __all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NotFittedError",
-           "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "equivalent_temperature"]
+           "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "RelaxationWarning",
+           "equivalent_temperature"]
 
 VARIANTS = ("original", "normalized")
 SCALINGS = ("fixed", "adaptive")
@@ -86,18 +90,6 @@ def equivalent_temperature(temperature, n_features, *, to="normalized"):
     return float(out) if out.ndim == 0 else out
 
 
-class NumericalOverflowError(FloatingPointError):
-    """The network's numbers left the floating-point range (inf or NaN)."""
-
-
-class NumericalUnderflowWarning(RuntimeWarning):
-    """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
-
-
-class InputRangeWarning(UserWarning):
-    """A classifier's inputs are not symmetric about 0 (X in [0, 1], say): rescale them to [-1, 1]."""
-
-
 class NotFittedError(NotFittedBase):
     """The estimator has no memories yet.
 
@@ -105,9 +97,6 @@ class NotFittedError(NotFittedBase):
     scikit-learn's own ``NotFittedError`` where scikit-learn is installed.
     """
 
-
-#: Parameters the memories depend on: changing one after fit makes them another network's.
-_FITTED_PARAMS = ("variant", "interaction", "n", "epsilon", "leak", "dtype")
 
 
 def _overflow_error(est, what, N):
@@ -164,14 +153,6 @@ def _training_options(est, deprecated):
     if opts["batch_size"] is not None:
         check_positive(opts["batch_size"], "batch_size", integer=True)
     return opts
-
-
-class RelaxResult(NamedTuple):
-    """Relaxed states (B, N), a (B,) mask of states at a fixed point, sweeps run."""
-
-    states: object
-    converged: object
-    n_sweeps: int
 
 
 class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
@@ -418,9 +399,11 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             state.pop(attr, None)
         if "_memories" in state:
             state["_memories"] = np.asarray(to_numpy(state["_memories"]))
-        return state
+        return pickle_state(self, state)
 
     def __setstate__(self, state):
+        """Back onto this process's backend; warns when another damlite version wrote the pickle."""
+        state = check_pickle_state(self, dict(state))
         memories = state.pop("_memories", None)
         self.__dict__.update(state)
         if memories is not None:  # back onto this process's backend
@@ -444,6 +427,11 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         if self.variant == "original":
             return equivalent_temperature(DEFAULT_NORMALIZED_TEMPERATURE, n_features, to="original")
         return DEFAULT_NORMALIZED_TEMPERATURE
+
+    @property
+    def _t_name(self):
+        """The temperature's name in messages: T' for the normalized network, T for the original."""
+        return "T" if self.variant == "original" else "T'"
 
     @property
     def temperature_(self):
@@ -477,7 +465,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             if float(np.asarray(value, dtype=self._dtype_name)) < tiny:
                 warnings.warn(
                     f"underflow: {name} = {value:.3g} is below the smallest normal {self._dtype_name} "
-                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self._temperature(N):g}); "
+                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, "
+                    f"{self._t_name}={self._temperature(N):g}); "
                     "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
                     NumericalUnderflowWarning,
                     stacklevel=3,
@@ -501,6 +490,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             raise ValueError("memories_ contains NaN or inf")
         self._memories = arr
         self._remember_params()
+        self.__dict__.pop("loss_curve_", None)  # the curve of a fit these memories did not come from
 
     def _to_backend(self, value, name, copy=None):
         xp = self.xp_
@@ -547,10 +537,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         array of shape (B, N)
             On the estimator's backend.
         """
-        self._check_fitted()
+        xi = self._states(states)
         mem = self.memories_
         N = mem.shape[1]
-        xi = check_states(states, self.xp_, self.dtype_, N, "states")
         a = self.scales(N)[0]
         with quiet_numpy():
             delta, underflow = energy_difference(
@@ -563,12 +552,45 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             _warn_underflow(self, N)
         return delta[0]
 
-    def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None):
-        r"""Relax ±1 states to a fixed point of :math:`\sigma_i \leftarrow \operatorname{sign}(\Delta_i)`.
+    def _states(self, states, name="states"):
+        """``states`` checked against the fitted network: ±1, N columns, the feature names of fit."""
+        self._check_fitted()
+        check_feature_names(self, states, reset=False)
+        return check_states(states, self.xp_, self.dtype_, self.memories_.shape[1], name)
 
-        Underflow is checked at the end: if an energy difference of the relaxed
-        states is exactly 0 only because terms rounded to 0, a
-        :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
+    def energy(self, states):
+        r"""The energy of each ±1 state, the quantity an asynchronous relaxation lowers at every flip.
+
+        .. math:: E(\xi) = -\sum_{\mu=1}^{K} F\big(a\, \zeta^\mu \cdot \xi\big)
+
+        with a = 1 (original) or 1/N (normalized), the book's energy. A neuron's energy difference is
+        :math:`\Delta_i = E(\xi\text{ with }\xi_i = -1) - E(\xi\text{ with }\xi_i = +1)`.
+
+        Parameters
+        ----------
+        states : array of shape (B, N)
+            ±1 states :math:`\xi`.
+
+        Returns
+        -------
+        array of shape (B,)
+            On the estimator's backend; ``relax(..., record=True).energies`` holds it along a relaxation.
+        """
+        xi = self._states(states)
+        E = _energy(self, xi)
+        if not bool(self.xp_.all(self.xp_.isfinite(E))):
+            raise _overflow_error(self, "energy", self.memories_.shape[1])
+        return E
+
+    def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None, record=False):
+        r"""Relax ±1 states under :math:`\sigma_i \leftarrow \operatorname{sign}(\Delta_i)`, and say how each ended.
+
+        A probe ends at a fixed point (a sweep changes nothing), in a 2-cycle (``mode="sync"`` only:
+        two states that turn into each other), or still changing when ``max_sweeps`` runs out;
+        ``status`` of the result says which, and a :class:`RelaxationWarning` says how many did not
+        reach a fixed point (not for ``max_sweeps=1``, a single step asked for). Underflow is checked
+        at the end: if an energy difference of the relaxed states is exactly 0 only because terms
+        rounded to 0, a :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
 
         Parameters
         ----------
@@ -576,44 +598,46 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             ±1 starting states.
         mode : {"async", "sync"}, default "async"
             "async": one neuron at a time in a fresh random order per sweep (the
-            paper); "sync": all neurons at once.
+            paper; each flip lowers :meth:`energy`, so it settles); "sync": all neurons at once.
         max_sweeps : int, default 100
             At most this many sweeps over the neurons.
         zero_sign : {1, -1, "keep"}, default 1
             sign(0): +1 (the paper), -1, or keep the neuron's current value.
         random_state : None, int or numpy.random.Generator, default None
             Seeds the update order; None: the estimator's ``random_state``.
+        record : bool, default False
+            Keep the states after every sweep and their energies (``trajectory``, ``energies``);
+            the same states as without it.
 
         Returns
         -------
         RelaxResult
-            ``states`` (B, N) on the estimator's backend, ``converged`` (B,) and
-            ``n_sweeps``; :meth:`recall` returns the states as NumPy.
+            ``states`` (B, N) on the estimator's backend, ``converged`` (B,), ``n_sweeps``,
+            ``status`` (B,) "fixed_point", "cycle" or "max_sweeps", and with ``record``
+            ``trajectory`` (S + 1, B, N) and ``energies`` (S + 1, B); :meth:`recall` returns the
+            states as NumPy.
         """
-        self._check_fitted()
-        mem = self.memories_
-        N = mem.shape[1]
-        xi = check_states(states, self.xp_, self.dtype_, N, "states")
+        xi = self._states(states)
+        N = xi.shape[1]
         check_positive(max_sweeps, "max_sweeps", integer=True)  # mode, zero_sign: checked by network.relax
+        if not isinstance(record, (bool, np.bool_)):
+            raise ValueError(f"record must be True or False, got {record!r}")
         seed = self.random_state if random_state is None else random_state
         if isinstance(seed, np.random.Generator):
             seed = seed.integers(2**63)
         elif seed is not None:
             check_random_state(seed)
-        out, converged, sweeps, finite = relax(
-            mem[None], xi, self.interaction_, self.scales(N)[0], mode=mode, max_sweeps=max_sweeps,
-            zero_sign=zero_sign, rescale=self.scaling == "adaptive", random_state=seed,
-            memory_budget=self._budget,
-        )
+        result, finite = relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
+                                      record=bool(record), stacklevel=2)
         if not bool(finite[0]):
             raise _overflow_error(self, "relax", N)
         with quiet_numpy():
-            _, underflow = energy_difference(mem[None], out[0], self.interaction_, self.scales(N)[0],
-                                             rescale=self.scaling == "adaptive", memory_budget=self._budget,
-                                             return_underflow=True)
+            _, underflow = energy_difference(self.memories_[None], result.states, self.interaction_,
+                                             self.scales(N)[0], rescale=self.scaling == "adaptive",
+                                             memory_budget=self._budget, return_underflow=True)
         if bool(underflow[0]):
             _warn_underflow(self, N)
-        return RelaxResult(out[0], converged[0], sweeps)
+        return result
 
     # --------------------------------------------------------------- learning
     def _learning_problem(self, X, y=None):
@@ -642,6 +666,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
 
     def _loss_and_gradient(self, X, y, gradient, what):
         self._check_fitted()
+        check_feature_names(self, X, reset=False)
         probes, targets, neurons, _ = self._learning_problem(X, y)
         N = self.memories_.shape[1]
         b_in, b_out = self._learning_scales(N)
@@ -713,19 +738,28 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
         normalize_step, clamp, neurons, warm_start = (
             opts[k] for k in ("normalize_step", "clamp", "neurons", "warm_start"))
-        if not warm_start:
-            for attr in ("_memories", "classes_"):
-                if hasattr(self, attr):
-                    delattr(self, attr)
+        warm = warm_start and check_warm_start(self, X, y)
+        if not warm:
+            for attr in ("_memories", "classes_", "loss_curve_"):
+                self.__dict__.pop(attr, None)
+        check_feature_names(self, X, reset=not warm)
+        try:
+            self._fit(X, y, warm, epochs, learning_rate, lr_decay, momentum, batch_size, normalize_step, clamp,
+                      neurons, progress)
+        except BaseException:
+            if not warm:  # an interrupted or failed cold fit leaves no half-fitted estimator behind
+                for attr in ("_memories", "classes_", "feature_names_in_", "loss_curve_", "_fitted_params"):
+                    self.__dict__.pop(attr, None)
+            raise
+        return self
+
+    def _fit(self, X, y, warm, epochs, learning_rate, lr_decay, momentum, batch_size, normalize_step, clamp,
+             neurons, progress):
         probes, targets, train_neurons, clamp_slice = self._learning_problem(X, y)
         N = probes.shape[1]
         x_range = None
         if y is not None:
-            inputs = probes[:, clamp_slice]
-            x_range = (float(self.xp_.min(inputs)), float(self.xp_.max(inputs)))
-            if x_range[0] >= 0 and x_range[1] > 0:
-                warnings.warn(f"{_monitor.input_range_hint(*x_range)} (an input at 0 sits halfway between a "
-                              "neuron's -1 and +1 and carries no signal)", InputRangeWarning, stacklevel=2)
+            x_range = _monitor.warn_input_range(self.xp_, probes[:, clamp_slice], stacklevel=4)
         if neurons is not None:
             if y is not None:
                 raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
@@ -736,15 +770,17 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
                 targets = self.xp_.take(targets, self.xp_.asarray(train_neurons, device=getattr(targets, "device", None)),
                                         axis=1)
         rng = check_random_state(self.random_state)
-        if not hasattr(self, "_memories"):
+        if warm:
+            initial = self.memories_
+        else:
             rows = to_numpy(probes if self.init == "patterns" else probes[:1]).astype(np.float64)  # others: N only
             if y is not None:  # a classifier's rows carry their bipolar one-hot label
                 rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
-            self.memories_ = initial_memories(rows, self.n_memories, self.init, self.init_mean, self.init_std, rng)
+            initial = self._to_backend(initial_memories(rows, self.n_memories, self.init, self.init_mean,
+                                                        self.init_std, rng), "memories_")
         b_in, b_out = self._learning_scales(N)
-        initial = self.memories_
         result = train_memories(
-            self.memories_[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
+            initial[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
             learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
             batch_size=batch_size, error_exponent=self.error_exponent, neurons=train_neurons,
             normalize_step=normalize_step, clamp=clamp_slice if clamp else None,
@@ -754,20 +790,14 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             raise _overflow_error(self, f"fit (epoch {int(result.failed_epoch[0])})", N)
         self._memories = result.memories[0]
         self._remember_params()
-        self.loss_curve_ = result.loss[:, 0]
+        curve = np.asarray(result.loss[:, 0])
+        previous = self.__dict__.get("loss_curve_") if warm else None
+        self.loss_curve_ = curve if previous is None else np.concatenate([previous, curve])
         self.fit_seconds_ = result.seconds
         seen = _monitor.learning_pass(self, probes, train_neurons, b_in, targets.shape[1])
-        if seen.underflow:
-            warnings.warn(
-                f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
-                f"(N={N}, n={self.n}, T={self._temperature(N):g}, dtype={self._dtype_name}): the tanh argument "
-                "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
-                NumericalUnderflowWarning,
-                stacklevel=2,
-            )
         _monitor.review_fit(self, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
-                            n_patterns=probes.shape[0], x_range=x_range, warm_start=warm_start, stacklevel=2)
-        return self
+                            n_patterns=probes.shape[0], x_range=x_range, warm_start=warm, epochs=epochs,
+                            stacklevel=4)
 
     def _outputs(self, probes, neurons, beta_in, beta_out):
         """C = tanh(beta_out Delta) of the evaluated ``neurons`` for ``probes``, shape (B, M)."""
@@ -798,6 +828,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         self._check_fitted()
 
     def _check_n_features(self, X):
+        check_feature_names(self, X, reset=False)
         X = check_states(X, self.xp_, self.dtype_, None, "X", bipolar=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but DenseAssociativeMemory is expecting "
@@ -842,7 +873,12 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def recall(self, X, *, mode="async", max_sweeps=100, random_state=None):
-        """The patterns an associative memory recalls from the probes ``X`` (relaxed to a fixed point).
+        """The patterns an associative memory recalls from the probes ``X``: the states :meth:`relax` ends in.
+
+        Each probe relaxes until a sweep changes nothing (a fixed point) or ``max_sweeps`` runs out;
+        ``mode="sync"`` can leave a probe alternating between two states. A
+        :class:`RelaxationWarning` says how many probes did not reach a fixed point, and
+        ``relax(X).status`` says which.
 
         Parameters
         ----------
@@ -861,7 +897,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return np.asarray(to_numpy(self.relax(X, mode=mode, max_sweeps=max_sweeps,
                                               random_state=random_state).states))
 
-    def score(self, X, y=None, *, per="bit"):
+    def score(self, X, y=None, *, per=None):
         """Accuracy (a classifier) or fraction recovered by :meth:`recall` (an associative memory).
 
         Parameters
@@ -872,17 +908,21 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             A classifier: the true labels, shape (B,), required. An associative
             memory: the patterns the probes should recall, shape (B, N); default ``X``
             itself (are the patterns fixed points?).
-        per : {"bit", "pattern"}, default "bit"
+        per : {"bit", "pattern"} or None, default None ("bit")
             An associative memory: the fraction of bits recalled right, or of
-            patterns recalled exactly.
+            patterns recalled exactly. A classifier scores per row (accuracy) and
+            refuses ``per``.
 
         Returns
         -------
         float
         """
-        if per not in ("bit", "pattern"):
+        if per not in (None, "bit", "pattern"):
             raise ValueError(f"per must be 'bit' or 'pattern', got {per!r}")
         if hasattr(self, "classes_"):
+            if per is not None:
+                raise ValueError(f"per={per!r} is for an associative memory; this DenseAssociativeMemory is "
+                                 f"{self._kind()}, whose score(X, y) is the accuracy over rows")
             if y is None:
                 raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: score(X, y) needs the labels y")
             labels = check_labels(y, np.shape(X)[0])
@@ -895,4 +935,4 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: y holds the patterns to recall, "
                              f"shape {recalled.shape} like X, got {target.shape}")
         right = recalled == target
-        return float(np.mean(right) if per == "bit" else np.mean(np.all(right, axis=1)))
+        return float(np.mean(right) if per != "pattern" else np.mean(np.all(right, axis=1)))

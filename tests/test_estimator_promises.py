@@ -1,0 +1,202 @@
+"""The estimator keeps scikit-learn's promises in every path (issue 45): feature names, warm starts that
+check what they continue, relaxations that say how they ended, interrupted fits, pickles, ``score(per=)``."""
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import damlite
+from damlite import DenseAssociativeMemory, NotFittedError, RelaxationWarning
+
+
+def _dam(**kw):
+    return DenseAssociativeMemory(**{"n_memories": 8, "n": 3, "epochs": 3, "backend": "numpy", "random_state": 0,
+                                     **kw})
+
+
+def _patterns(B=6, N=12, seed=0):
+    return np.random.default_rng(seed).choice([-1.0, 1.0], (B, N))
+
+
+def _blobs(seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], 10)
+    X = np.clip(rng.normal(0, 0.2, (30, 5)) + np.eye(3, 5)[y] - 0.5, -1, 1)
+    return X, y
+
+
+@pytest.fixture(autouse=True)
+def _quiet_monitor():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", damlite.ConvergenceWarning)
+        yield
+
+
+# ------------------------------------------------------------------ 1. feature names
+def test_feature_names_are_recorded_and_reordered_columns_refused():
+    pd = pytest.importorskip("pandas")
+    X, y = _blobs()
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    clf = _dam().fit(frame, y)
+    assert list(clf.feature_names_in_) == list(frame.columns)
+    assert clf.n_features_in_ == 5
+    with pytest.warns(UserWarning, match="fitted with feature names"):
+        np.testing.assert_array_equal(clf.predict(frame), clf.predict(X))
+    with pytest.raises(ValueError, match="feature names"):
+        clf.predict(frame[frame.columns[::-1]])
+    with pytest.raises(ValueError, match="feature names"):
+        clf.predict(frame.rename(columns={"f0": "other"}))
+    with pytest.warns(UserWarning, match="fitted with feature names"):
+        clf.predict(X)
+    assert not hasattr(_dam().fit(X, y), "feature_names_in_")  # a plain array records none
+
+
+def test_feature_names_of_an_associative_memory():
+    pd = pytest.importorskip("pandas")
+    P = pd.DataFrame(_patterns(), columns=[f"pixel{i}" for i in range(12)])
+    dam = _dam().fit(P)
+    assert list(dam.feature_names_in_) == list(P.columns)
+    with pytest.raises(ValueError, match="feature names"):
+        dam.recall(P[P.columns[::-1]])
+    with pytest.raises(ValueError, match="feature names"):
+        dam.score(P[P.columns[::-1]])
+
+
+# ------------------------------------------------------------------ 2. warm starts
+def test_warm_start_refuses_another_n_memories():
+    P = _patterns()
+    dam = _dam().fit(P)
+    dam.set_params(n_memories=32, warm_start=True)
+    with pytest.raises(ValueError, match=r"continues 8 memories, and n_memories is now 32.*warm_start=False") as e:
+        dam.fit(P)
+    assert "\n" not in str(e.value)
+    assert dam.memories_.shape[0] == 8  # untouched
+    dam.set_params(warm_start=False).fit(P)
+    assert dam.memories_.shape[0] == 32
+
+
+def test_warm_start_refuses_another_width_and_another_kind():
+    P = _patterns()
+    dam = _dam(warm_start=True).fit(P)  # nothing to continue yet: a cold fit
+    with pytest.raises(ValueError, match=r"continues memories of 12 features, and X has 10.*warm_start=False"):
+        dam.fit(P[:, :10])
+    X, y = _blobs()
+    with pytest.raises(ValueError, match=r"continues an associative memory.*fit\(X, y\).*warm_start=False"):
+        dam.fit(np.clip(P, -1, 1), np.arange(6) % 2)
+    clf = _dam(warm_start=True).fit(X, y)
+    with pytest.raises(ValueError, match=r"continues a classifier.*fit\(X\)"):
+        clf.fit(np.sign(X) + (X == 0))
+
+
+@pytest.mark.parametrize("change", [{"interaction": "rectified_polynomial"}, {"n": 4}, {"dtype": "float32"},
+                                    {"variant": "original"}])
+def test_warm_start_refuses_another_network(change):
+    P = _patterns()
+    dam = _dam(warm_start=True).fit(P)
+    name = next(iter(change))
+    with pytest.raises(ValueError, match=rf"other parameters \({name} .*set_params\({name}=.*warm_start=False"):
+        dam.set_params(**change).fit(P)
+
+
+def test_warm_fits_extend_the_loss_curve():
+    P = _patterns()
+    dam = _dam(epochs=2, warm_start=True).fit(P)
+    first = dam.loss_curve_.copy()
+    dam.fit(P)
+    assert dam.loss_curve_.shape == (4,)
+    np.testing.assert_array_equal(dam.loss_curve_[:2], first)
+    dam.set_params(warm_start=False).fit(P)
+    assert dam.loss_curve_.shape == (2,)
+
+
+# ------------------------------------------------------------------ relaxation and energy
+def test_sync_two_cycles_are_reported_and_warned():
+    rng = np.random.default_rng(0)
+    P = rng.choice([-1.0, 1.0], (60, 40))
+    dam = DenseAssociativeMemory(60, n=2, backend="numpy", random_state=0)
+    dam.memories_ = P
+    probes = np.where(rng.random((50, 40)) < 0.5, -1.0, 1.0)
+    with pytest.warns(RelaxationWarning, match="alternate between two states") as caught:
+        result = dam.relax(probes, mode="sync")
+    status = np.asarray(result.status)
+    assert set(status) <= {"fixed_point", "cycle", "max_sweeps"}
+    assert np.sum(status == "cycle") > 0
+    assert f"{np.sum(status != 'fixed_point')} of 50 probes" in str(caught[0].message)
+    np.testing.assert_array_equal(status == "fixed_point", damlite.to_numpy(result.converged))
+    with pytest.warns(RelaxationWarning, match=r"max_sweeps=1\b|still changing"):
+        out = dam.relax(probes, mode="async", max_sweeps=2, random_state=0)
+    assert "max_sweeps" in set(out.status) or not out.converged.all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RelaxationWarning)
+        dam.relax(probes, mode="sync", max_sweeps=1)  # one step asked for: nothing to warn about
+        assert set(dam.relax(P[:5]).status) == {"fixed_point"}
+
+
+def test_energy_is_the_books_and_falls_along_a_recorded_relaxation():
+    P = _patterns(B=4, N=20)
+    dam = _dam(n_memories=4, n=3)
+    dam.memories_ = P
+    probes = np.where(np.random.default_rng(1).random((5, 20)) < 0.3, -P[[0, 1, 2, 3, 0]], P[[0, 1, 2, 3, 0]])
+    E = damlite.to_numpy(dam.energy(probes))
+    want = -np.sum((probes @ P.T / 20) ** 3, axis=1)  # a = 1/N on the normalized network, F = x^3
+    np.testing.assert_allclose(E, want, rtol=1e-12)
+    # the energy difference is E(xi_i = -1) - E(xi_i = +1)
+    up, down = probes.copy(), probes.copy()
+    up[:, 0], down[:, 0] = 1.0, -1.0
+    delta = damlite.to_numpy(dam.energy_difference(probes))[:, 0]
+    np.testing.assert_allclose(delta, damlite.to_numpy(dam.energy(down)) - damlite.to_numpy(dam.energy(up)),
+                               rtol=1e-9, atol=1e-15)
+    plain = dam.relax(probes, random_state=3)
+    rec = dam.relax(probes, random_state=3, record=True)
+    np.testing.assert_array_equal(rec.states, plain.states)
+    assert rec.trajectory.shape[1:] == probes.shape and rec.energies.shape == rec.trajectory.shape[:2]
+    np.testing.assert_array_equal(rec.trajectory[0], probes)
+    assert np.all(np.diff(rec.energies, axis=0) <= 1e-12)  # asynchronous flips never raise the energy
+
+
+# ------------------------------------------------------------------ smaller items
+def test_an_interrupted_fit_leaves_the_estimator_unfitted(monkeypatch):
+    import damlite.model as model
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model, "train_memories", interrupted)
+    X, y = _blobs()
+    clf = _dam()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    assert not hasattr(clf, "memories_") and not hasattr(clf, "classes_")
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+def test_score_per_is_validated():
+    X, y = _blobs()
+    clf = _dam().fit(X, y)
+    with pytest.raises(ValueError, match=r"per='pattern' is for an associative memory"):
+        clf.score(X, y, per="pattern")
+    dam = _dam().fit(_patterns())
+    with pytest.raises(ValueError, match="per must be"):
+        dam.score(_patterns(), per="row")
+    assert dam.score(_patterns(), per="pattern") <= dam.score(_patterns(), per="bit")
+
+
+def test_pickles_carry_the_version_and_warn_on_another(monkeypatch):
+    dam = _dam().fit(_patterns())
+    blob = pickle.dumps(dam)
+    twin = pickle.loads(blob)
+    np.testing.assert_array_equal(twin.memories_, dam.memories_)
+    state = dam.__getstate__()
+    assert state["_damlite_version"] == damlite.__version__
+    state["_damlite_version"] = "0.0.1"
+    other = DenseAssociativeMemory.__new__(DenseAssociativeMemory)
+    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1.*refit"):
+        other.__setstate__(state)
+    broken = dam.__getstate__()
+    del broken["_memories"]
+    with pytest.raises(ValueError, match="no memories.*refit"):
+        DenseAssociativeMemory.__new__(DenseAssociativeMemory).__setstate__(broken)
