@@ -16,7 +16,8 @@ from ._version import __version__
 from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
-from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NotFittedError, NumericalOverflowError,
+from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NormalizationWarning, NotFittedError,
+                    NumericalOverflowError,
                     NumericalUnderflowWarning, RelaxationWarning, RelaxResult, equivalent_temperature)
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ConvergenceWarning",
     "DenseAssociativeMemory",
     "InputRangeWarning",
+    "NormalizationWarning",
     "NotFittedError",
     "NumericalOverflowError",
     "NumericalUnderflowWarning",

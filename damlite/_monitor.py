@@ -22,7 +22,7 @@ from ._sklearn import ConvergenceWarning
 from .backend import to_numpy
 from .network import energy_difference, quiet_numpy
 
-__all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "InputRangeWarning", "LearningPass", "NumericalOverflowError",
+__all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "EXP_NORMALIZED", "InputRangeWarning", "LearningPass", "NormalizationWarning", "NumericalOverflowError",
            "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "read_curve", "review_fit",
            "warn_input_range"]
 
@@ -36,6 +36,17 @@ class NumericalUnderflowWarning(RuntimeWarning):
 
 class InputRangeWarning(UserWarning):
     """A classifier's inputs are not symmetric about 0 (X in [0, 1], say): rescale them to [-1, 1]."""
+
+
+#: Why the exponential interaction stores little on the normalized network (the estimator warns with it).
+EXP_NORMALIZED = ("e^x is not homogeneous, so the normalized network's update sign sum_mu [F(a(s + zeta)) - "
+                  "F(a(s - zeta))] at a = 1/N is not the original network's: it weighs every memory by e^(s/N), "
+                  "within a factor e^2 of each other, whatever the temperature T' (which enters learning only), "
+                  "and so stores few patterns where the original network stores many")
+
+
+class NormalizationWarning(UserWarning):
+    """The normalized network changes this interaction's updates (the exponential): it is another network."""
 
 
 #: At most this many training rows are checked after a fit.
@@ -222,16 +233,17 @@ class _Fit:
 
         For F homogeneous of degree n, beta_out Delta scales as T^-n in both variants, so the target is
         T * median^(1/n): at that temperature the outputs are neither vanished nor saturated, and the check
-        that suggested it does not suggest going back. Without a degree: a factor 2 the way the outputs point.
+        that suggested it does not suggest going back; the step is capped at a factor 2 either way (refitting
+        moves the memories, and with them the outputs). Without a degree: a factor 2 the way the outputs point.
         """
         if self.vanished < 0.5 and self.saturated < 0.5:
             return None  # the outputs respond: the temperature is not what failed
         degree = self.est.interaction_.degree
         m = self.median_arg
-        if degree and np.isfinite(m) and m > 0:
-            target = self.T * m ** (1.0 / degree)
-        else:
-            target = self.T * (0.5 if self.vanished >= 0.5 else 2.0)
+        factor = 0.5 if self.vanished >= 0.5 else 2.0
+        if degree and np.isfinite(m) and m > 0:  # at most a factor 2: the memories move again when refitted
+            factor = min(max(m ** (1.0 / degree), 0.5), 2.0)
+        target = self.T * factor
         if not np.isfinite(target) or target <= 0 or float(f"{target:.3g}") == float(f"{self.T:.3g}"):
             return None
         return target
@@ -347,8 +359,10 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
         return _frozen(f, still, stacklevel + 1)
     mix, outputs = f.scale_mix_up(), f.outputs()
     dead_share = max(f.vanished, f.saturated)
+    wanted = np.asarray(to_numpy(_take(xp, targets, seen.index)))
+    wrong = float(np.mean(np.where(np.asarray(to_numpy(seen.delta)) >= 0, 1.0, -1.0) != wanted))
     dead = (shape.flat_tail >= max(3, math.ceil(shape.epochs / 10)) and dead_share >= DEAD_SHARE
-            and (f.vanished >= f.saturated or shape.last > 1e-6 * shape.first))
+            and (f.vanished >= f.saturated or wrong >= UNSTABLE_BITS))  # saturated and right: learned, not dead
     if shape.rose:
         first, last = _pair(shape.first, shape.last)
         finding = f"the loss rose from {first} to {last} in {shape.epochs} epochs{shape.spike()} {f.where()}"
@@ -419,9 +433,12 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             P, n = n_patterns, est.interaction_.degree
             finding = (f"{unstable:.1%} of the stored bits are not fixed points after fitting ({int(flips.sum())} of "
                        f"{flips.size} bits of the {seen.index.size} patterns checked change in one update): "
-                       f"{P} patterns, N = {N}, n = {est.n}, K = {K} memories, T = {f.T:g}")
+                       f"{P} patterns, N = {N}, n = {est.n}, K = {K} memories, {f.t_name} = {f.T:g}")
             causes = []
-            if shape.falling:
+            if est.interaction_.name == "exponential" and est.variant == "normalized":
+                causes.append(f"{EXP_NORMALIZED} (no temperature changes that)")
+                fix = "Use variant='original' (its T = N T'), or a polynomial interaction"
+            elif shape.falling:
                 fix = _cap(f.more_epochs())
             elif f.overshoot():
                 fix = _cap(f.overshoot())

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from . import _monitor
-from ._monitor import InputRangeWarning, NumericalOverflowError, NumericalUnderflowWarning
+from ._monitor import InputRangeWarning, NormalizationWarning, NumericalOverflowError, NumericalUnderflowWarning
 from ._recall import RelaxationWarning, RelaxResult, relax_states
 from ._recall import energy as _energy
 from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
@@ -35,7 +35,7 @@ from .training import initial_memories, train_memories
 from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
                          check_random_state, check_states)
 
-__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NotFittedError",
+__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NormalizationWarning", "NotFittedError",
            "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "RelaxationWarning",
            "equivalent_temperature"]
 
@@ -340,6 +340,10 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
         if self.scaling == "adaptive" and self.interaction_.degree is None:
             raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
+        if self.interaction_.name == "exponential" and self.variant == "normalized":
+            warnings.warn(f"interaction='exponential' with variant='normalized': {_monitor.EXP_NORMALIZED}. Use "
+                          "variant='original' (T = N T'), or a polynomial interaction", NormalizationWarning,
+                          stacklevel=3)
         self.xp_, self.backend_info_ = get_backend(self.backend)
         self.dtype_ = resolve_dtype(self.xp_, dtype, self.variant)
         if dtype == "float16" and self.variant == "original":

@@ -200,3 +200,79 @@ def test_pickles_carry_the_version_and_warn_on_another(monkeypatch):
     del broken["_memories"]
     with pytest.raises(ValueError, match="no memories.*refit"):
         DenseAssociativeMemory.__new__(DenseAssociativeMemory).__setstate__(broken)
+
+
+# ------------------------------------------------------------------ 3. fit checks without false alarms
+def _messages(fit):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit()
+    return [str(w.message) for w in caught if issubclass(w.category, damlite.ConvergenceWarning)]
+
+
+def test_one_epoch_fits_whose_memories_move_are_not_frozen():
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (20, 100))
+    dam = DenseAssociativeMemory(n=10, epochs=1, warm_start=True, backend="numpy", random_state=0)
+    for _ in range(3):
+        before = damlite.to_numpy(dam.memories_).copy() if hasattr(dam, "memories_") else None
+        assert not any("frozen" in m for m in _messages(lambda: dam.fit(P)))
+        assert before is None or not np.array_equal(before, damlite.to_numpy(dam.memories_))
+    assert dam.loss_curve_.shape == (3,) and dam.loss_curve_[-1] < dam.loss_curve_[0]
+
+
+def test_a_fit_whose_memories_never_move_is_still_frozen():
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (20, 100))
+    dam = DenseAssociativeMemory(n=300, epochs=1, backend="numpy", random_state=0)  # every output vanished
+    assert any("frozen" in m for m in _messages(lambda: dam.fit(P)))
+
+
+def test_temperature_advice_names_its_origin_and_is_not_reversed():
+    """n = 60 in float32 (the reported case): T' = 0.5 dies; the advice's T' learns and draws no advice back."""
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (20, 100))
+
+    def fit(T):
+        return DenseAssociativeMemory(n=60, dtype="float32", temperature=T, backend="numpy", random_state=0)
+
+    first = fit(0.5)
+    message = _messages(lambda: first.fit(P))[0]
+    import re
+    found = re.search(r"set_params\(temperature=([\d.]+)\) \(from T' = 0\.5\)", message)
+    assert found, message
+    T = float(found.group(1))
+    assert T < 0.5
+    second = fit(T)
+    again = _messages(lambda: second.fit(P))
+    suggested = [float(t) for m in again for t in re.findall(r"set_params\(temperature=([\d.]+)\)", m)]
+    assert all(t < 0.5 for t in suggested), again  # never back to where the first advice came from
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", damlite.NumericalUnderflowWarning)
+        assert second.score(P) > first.score(P)
+
+
+def test_a_loss_still_falling_by_its_rate_warns():
+    from damlite._monitor import STILL_FALLING, read_curve
+
+    curve = 1000 * 0.9 ** np.arange(5)  # falls 10 % an epoch, slower each epoch: no single steep drop
+    shape = read_curve(curve)
+    assert not shape.steep and shape.rate == pytest.approx(0.1) and shape.rate >= STILL_FALLING
+    assert read_curve(1000 * 0.999 ** np.arange(5)).rate < STILL_FALLING
+
+
+def test_no_temperature_advice_for_the_exponential_on_the_normalized_network():
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (40, 40))
+    dam = DenseAssociativeMemory(40, interaction="exponential", epochs=5, backend="numpy", random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dam.fit(P)
+    setup = [str(w.message) for w in caught if issubclass(w.category, damlite.NormalizationWarning)]
+    assert len(setup) == 1 and "variant='original'" in setup[0] and "not homogeneous" in setup[0], setup
+    messages = [str(w.message) for w in caught if issubclass(w.category, damlite.ConvergenceWarning)]
+    assert messages and all("temperature=" not in m for m in messages), messages
+    assert any("variant='original'" in m for m in messages), messages
+
+
+def test_messages_name_the_normalized_temperature_t_prime():
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (30, 100))
+    messages = _messages(lambda: DenseAssociativeMemory(n=2, backend="numpy", random_state=0).fit(P))
+    assert messages and all("T' = " in m or "T'=" in m for m in messages), messages
+    assert not any(" T = 0.5" in m or "T=0.5" in m for m in messages), messages
