@@ -437,7 +437,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             causes = []
             if est.interaction_.name == "exponential" and est.variant == "normalized":
                 causes.append(f"{EXP_NORMALIZED} (no temperature changes that)")
-                fix = "Use variant='original' (its T = N T'), or a polynomial interaction"
+                fix = "Use a polynomial interaction (the default), or variant='original' (its T = N T')"
             elif shape.falling:
                 fix = _cap(f.more_epochs())
             elif f.overshoot():

@@ -342,7 +342,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
         if self.interaction_.name == "exponential" and self.variant == "normalized":
             warnings.warn(f"interaction='exponential' with variant='normalized': {_monitor.EXP_NORMALIZED}. Use "
-                          "variant='original' (T = N T'), or a polynomial interaction", NormalizationWarning,
+                          "a polynomial interaction (the default), or variant='original' (T = N T')", NormalizationWarning,
                           stacklevel=3)
         self.xp_, self.backend_info_ = get_backend(self.backend)
         self.dtype_ = resolve_dtype(self.xp_, dtype, self.variant)

@@ -276,3 +276,30 @@ def test_messages_name_the_normalized_temperature_t_prime():
     messages = _messages(lambda: DenseAssociativeMemory(n=2, backend="numpy", random_state=0).fit(P))
     assert messages and all("T' = " in m or "T'=" in m for m in messages), messages
     assert not any(" T = 0.5" in m or "T=0.5" in m for m in messages), messages
+
+
+# ------------------------------------------------------------------ plot_memories infers square images
+@pytest.mark.parametrize("width, side", [(100, 10), (784, 28), (794, 28), (102, 10)])
+def test_plot_memories_infers_square_shapes(width, side):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from damlite.book.plots import plot_memories
+
+    fig = plot_memories(np.random.default_rng(0).uniform(-1, 1, (4, width)))
+    assert fig.axes[0].images[0].get_array().shape == (side, side)
+    matplotlib.pyplot.close(fig)
+
+
+def test_plot_memories_asks_for_shape_where_it_cannot_infer_one():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from damlite.book.plots import plot_memories
+
+    mem = np.random.default_rng(0).uniform(-1, 1, (2, 60))
+    with pytest.raises(ValueError, match=r"pass shape=\(height, width\)"):
+        plot_memories(mem)
+    fig = plot_memories(mem, shape=(6, 10))
+    assert fig.axes[0].images[0].get_array().shape == (6, 10)
+    with pytest.raises(ValueError, match="needs 100 entries"):
+        plot_memories(mem, shape=(10, 10))
+    matplotlib.pyplot.close(fig)
