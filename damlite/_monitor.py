@@ -23,7 +23,7 @@ from .backend import to_numpy
 from .network import energy_difference, quiet_numpy
 
 __all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "EXP_NORMALIZED", "InputRangeWarning", "LearningPass", "NormalizationWarning", "NumericalOverflowError",
-           "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "read_curve", "review_fit",
+           "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "overflow_error", "read_curve", "review_fit", "warn_underflow",
            "warn_input_range"]
 
 class NumericalOverflowError(FloatingPointError):
@@ -36,6 +36,35 @@ class NumericalUnderflowWarning(RuntimeWarning):
 
 class InputRangeWarning(UserWarning):
     """A classifier's inputs are not symmetric about 0 (X in [0, 1], say): rescale them to [-1, 1]."""
+
+
+_MAX = {"float16": 65504.0, "float32": 3.4028235e38, "float64": 1.7976931348623157e308}
+
+
+def overflow_error(est, what, N):
+    """NumericalOverflowError for ``what``, with N, n, dtype and, for the original network, the size of N**n."""
+    degree = est.interaction_.degree
+    dtype = est._dtype_name
+    hint = ""
+    if degree is not None and est.variant == "original":
+        hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
+                f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
+    return NumericalOverflowError(
+        f"{what} overflowed: inf/NaN in the {est.variant} network with N={N}, n={est.n}, "
+        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
+        "a wider dtype, or scaling='adaptive' (updates)."
+    )
+
+
+def warn_underflow(est, N, stacklevel=3):
+    """NumericalUnderflowWarning: some update was decided by sign(0) because terms rounded to 0."""
+    warnings.warn(
+        f"underflow: terms of the energy difference rounded to 0 in the {est.variant} network "
+        f"(N={N}, n={est.n}, dtype={est._dtype_name}); some updates were decided by sign(0). "
+        "Use scaling='adaptive' or a wider dtype.",
+        NumericalUnderflowWarning,
+        stacklevel=stacklevel,
+    )
 
 
 #: Why the exponential interaction stores little on the normalized network (the estimator warns with it).

@@ -17,36 +17,27 @@ one at T, since (1/(N T))**n F(x) = F(x/(N T)) (the paper's theorems).
 """
 from __future__ import annotations
 
-import warnings
 import numpy as np
 
-from . import _monitor
-from ._monitor import InputRangeWarning, NormalizationWarning, NumericalOverflowError, NumericalUnderflowWarning
+from ._fitting import learning_problem, learning_scales, run_fit, training_options, validate_params
+from ._monitor import (InputRangeWarning, NormalizationWarning, NumericalOverflowError, NumericalUnderflowWarning,
+                       overflow_error, warn_underflow)
 from ._recall import RelaxationWarning, RelaxResult, relax_states
 from ._recall import energy as _energy
 from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
                        NotFittedBase, check_feature_names, check_pickle_state, pickle_state)
 from ._warm import FITTED_PARAMS as _FITTED_PARAMS
 from ._warm import check_warm_start
-from .backend import get_backend, resolve_dtype, to_numpy
-from .interactions import make_interaction
-from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, neuron_index, quiet_numpy, relax
-from .training import initial_memories, train_memories
-from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
-                         check_random_state, check_states)
+from .backend import to_numpy
+from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, quiet_numpy
+from .validation import check_label_types, check_labels, check_positive, check_random_state, check_states
 
 __all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NormalizationWarning", "NotFittedError",
            "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "RelaxationWarning",
            "equivalent_temperature"]
 
-VARIANTS = ("original", "normalized")
-SCALINGS = ("fixed", "adaptive")
 #: T' of the normalized network when ``temperature=None`` (the original network gets T = N T').
 DEFAULT_NORMALIZED_TEMPERATURE = 0.5
-#: Training settings that were ``fit`` keywords before 0.x: constructor parameters now.
-_TRAINING_PARAMS = ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size", "normalize_step", "clamp",
-                    "neurons", "warm_start")
-_MAX = {"float16": 65504.0, "float32": 3.4028235e38, "float64": 1.7976931348623157e308}
 
 
 def equivalent_temperature(temperature, n_features, *, to="normalized"):
@@ -97,62 +88,6 @@ class NotFittedError(NotFittedBase):
     scikit-learn's own ``NotFittedError`` where scikit-learn is installed.
     """
 
-
-
-def _overflow_error(est, what, N):
-    """NumericalOverflowError for ``what``, with N, n, dtype and, for the original network, the size of N**n."""
-    degree = est.interaction_.degree
-    dtype = est._dtype_name
-    hint = ""
-    if degree is not None and est.variant == "original":
-        hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
-                f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
-    return NumericalOverflowError(
-        f"{what} overflowed: inf/NaN in the {est.variant} network with N={N}, n={est.n}, "
-        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
-        "a wider dtype, or scaling='adaptive' (updates)."
-    )
-
-
-def _warn_underflow(est, N):
-    """NumericalUnderflowWarning: some update was decided by sign(0) because terms rounded to 0."""
-    warnings.warn(
-        f"underflow: terms of the energy difference rounded to 0 in the {est.variant} network "
-        f"(N={N}, n={est.n}, dtype={est._dtype_name}); some updates were decided by sign(0). "
-        "Use scaling='adaptive' or a wider dtype.",
-        NumericalUnderflowWarning,
-        stacklevel=3,
-    )
-
-
-def _training_options(est, deprecated):
-    """The training settings of this fit, checked: the constructor's, or deprecated ``fit`` keywords."""
-    unknown = sorted(set(deprecated) - set(_TRAINING_PARAMS) - {"temperature"})
-    if unknown:
-        raise TypeError(f"fit() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
-    if deprecated:
-        names = ", ".join(sorted(deprecated))
-        warnings.warn(
-            f"fit({names}=...) is deprecated and will be removed in the next release: these are "
-            f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
-            f"set_params({names}=...), then fit(X, y)",
-            FutureWarning,
-            stacklevel=3,
-        )
-        if deprecated.get("temperature") is not None:
-            est.temperature = deprecated["temperature"]
-    opts = {name: deprecated.get(name, getattr(est, name)) for name in _TRAINING_PARAMS}
-    est._validate_params()
-    check_positive(opts["learning_rate"], "learning_rate")
-    check_positive(opts["epochs"], "epochs", integer=True)
-    check_number(opts["lr_decay"], "lr_decay", low=0, high=1, low_open=True)
-    check_number(opts["momentum"], "momentum", low=0, high=1, high_open=True)
-    for name in ("normalize_step", "clamp", "warm_start"):
-        if not isinstance(opts[name], (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {opts[name]!r}")
-    if opts["batch_size"] is not None:
-        check_positive(opts["batch_size"], "batch_size", integer=True)
-    return opts
 
 
 class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
@@ -318,36 +253,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
 
     # ------------------------------------------------------------------ setup
     def _validate_params(self):
-        if isinstance(self.n_memories, bool) or not isinstance(self.n_memories, (int, np.integer)) or self.n_memories < 1:
-            raise ValueError(f"n_memories must be an integer K >= 1, got {self.n_memories!r}")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
-        if self.temperature is not None:
-            check_positive(self.temperature, "temperature")
-        m = self.error_exponent
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-            raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
-        if self.init not in ("patterns", "normal", "uniform"):
-            raise ValueError(f"init must be 'patterns', 'normal' or 'uniform', got {self.init!r}")
-        check_number(self.init_mean, "init_mean", low=-1, high=1)
-        check_number(self.init_std, "init_std", low=0)
-        if self.memory_budget is not None:
-            check_number(self.memory_budget, "memory_budget", low=1)
-        dtype = check_dtype(self.dtype)
-        check_random_state(self.random_state)
-        self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
-        if self.scaling == "adaptive" and self.interaction_.degree is None:
-            raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
-        if self.interaction_.name == "exponential" and self.variant == "normalized":
-            warnings.warn(f"interaction='exponential' with variant='normalized': {_monitor.EXP_NORMALIZED}. Use "
-                          "a polynomial interaction (the default), or variant='original' (T = N T')", NormalizationWarning,
-                          stacklevel=3)
-        self.xp_, self.backend_info_ = get_backend(self.backend)
-        self.dtype_ = resolve_dtype(self.xp_, dtype, self.variant)
-        if dtype == "float16" and self.variant == "original":
-            raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
+        validate_params(self)
 
     def _ensure_setup(self):
         if not hasattr(self, "xp_"):
@@ -463,19 +369,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
 
     def _learning_scales(self, N):
         """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
-        _, b_in, b_out = self.scales(N)
-        tiny = float(np.finfo(self._dtype_name).tiny)
-        for name, value in (("beta_in", b_in), ("beta_out", b_out)):
-            if float(np.asarray(value, dtype=self._dtype_name)) < tiny:
-                warnings.warn(
-                    f"underflow: {name} = {value:.3g} is below the smallest normal {self._dtype_name} "
-                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, "
-                    f"{self._t_name}={self._temperature(N):g}); "
-                    "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
-                    NumericalUnderflowWarning,
-                    stacklevel=3,
-                )
-        return b_in, b_out
+        return learning_scales(self, N)
 
     # --------------------------------------------------------------- memories
     @property
@@ -551,9 +445,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
                 memory_budget=self._budget, return_underflow=True,
             )
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise _overflow_error(self, "energy_difference", N)
+            raise overflow_error(self, "energy_difference", N)
         if bool(underflow[0]):
-            _warn_underflow(self, N)
+            warn_underflow(self, N)
         return delta[0]
 
     def _states(self, states, name="states"):
@@ -583,7 +477,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         xi = self._states(states)
         E = _energy(self, xi)
         if not bool(self.xp_.all(self.xp_.isfinite(E))):
-            raise _overflow_error(self, "energy", self.memories_.shape[1])
+            raise overflow_error(self, "energy", self.memories_.shape[1])
         return E
 
     def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None, record=False):
@@ -634,39 +528,19 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         result, finite = relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
                                       record=bool(record), stacklevel=2)
         if not bool(finite[0]):
-            raise _overflow_error(self, "relax", N)
+            raise overflow_error(self, "relax", N)
         with quiet_numpy():
             _, underflow = energy_difference(self.memories_[None], result.states, self.interaction_,
                                              self.scales(N)[0], rescale=self.scaling == "adaptive",
                                              memory_budget=self._budget, return_underflow=True)
         if bool(underflow[0]):
-            _warn_underflow(self, N)
+            warn_underflow(self, N)
         return result
 
     # --------------------------------------------------------------- learning
     def _learning_problem(self, X, y=None):
         """(probes, targets, neurons, clamp) for autoassociative (y None) or classification."""
-        xp = self.xp_
-        if y is None:
-            N = self.memories_.shape[1] if hasattr(self, "_memories") else None
-            xi = check_states(X, xp, self.dtype_, N, "X")
-            return xi, xi, slice(None), slice(None)
-        labels = check_labels(y, None)  # label errors before those of X, as scikit-learn
-        X = check_states(X, xp, self.dtype_, None, "X", bipolar=False)
-        if labels.shape[0] != X.shape[0]:
-            raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
-        if not hasattr(self, "classes_"):
-            self.classes_ = np.unique(labels)
-        check_label_types(self.classes_, labels)
-        index = np.searchsorted(self.classes_, labels)
-        if np.any(index >= len(self.classes_)) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != labels):
-            raise ValueError("y contains labels not seen in the first fit")
-        C = len(self.classes_)
-        targets = -np.ones((labels.shape[0], C))
-        targets[np.arange(labels.shape[0]), index] = 1.0
-        n_in = X.shape[1]
-        probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=self.dtype_)], axis=1)
-        return probes, self._to_backend(targets, "y"), slice(n_in, n_in + C), slice(0, n_in)
+        return learning_problem(self, X, y)
 
     def _loss_and_gradient(self, X, y, gradient, what):
         self._check_fitted()
@@ -679,7 +553,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self._budget,
         )
         if not bool(finite[0]):
-            raise _overflow_error(self, what, N)
+            raise overflow_error(self, what, N)
         return loss, grad
 
     def loss(self, X, y=None):
@@ -737,19 +611,14 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         -------
         self : DenseAssociativeMemory
         """
-        opts = _training_options(self, deprecated)
-        epochs, learning_rate, lr_decay, momentum, batch_size = (
-            opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
-        normalize_step, clamp, neurons, warm_start = (
-            opts[k] for k in ("normalize_step", "clamp", "neurons", "warm_start"))
-        warm = warm_start and check_warm_start(self, X, y)
+        opts = training_options(self, deprecated)
+        warm = opts["warm_start"] and check_warm_start(self, X, y)
         if not warm:
             for attr in ("_memories", "classes_", "loss_curve_"):
                 self.__dict__.pop(attr, None)
         check_feature_names(self, X, reset=not warm)
         try:
-            self._fit(X, y, warm, epochs, learning_rate, lr_decay, momentum, batch_size, normalize_step, clamp,
-                      neurons, progress)
+            run_fit(self, X, y, warm, opts, progress)
         except BaseException:
             if not warm:  # an interrupted or failed cold fit leaves no half-fitted estimator behind
                 for attr in ("_memories", "classes_", "feature_names_in_", "loss_curve_", "_fitted_params"):
@@ -757,59 +626,13 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             raise
         return self
 
-    def _fit(self, X, y, warm, epochs, learning_rate, lr_decay, momentum, batch_size, normalize_step, clamp,
-             neurons, progress):
-        probes, targets, train_neurons, clamp_slice = self._learning_problem(X, y)
-        N = probes.shape[1]
-        x_range = None
-        if y is not None:
-            x_range = _monitor.warn_input_range(self.xp_, probes[:, clamp_slice], stacklevel=4)
-        if neurons is not None:
-            if y is not None:
-                raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
-            train_neurons, _ = neuron_index(neurons, N)
-            if isinstance(train_neurons, slice):
-                targets = targets[:, train_neurons]
-            else:
-                targets = self.xp_.take(targets, self.xp_.asarray(train_neurons, device=getattr(targets, "device", None)),
-                                        axis=1)
-        rng = check_random_state(self.random_state)
-        if warm:
-            initial = self.memories_
-        else:
-            rows = to_numpy(probes if self.init == "patterns" else probes[:1]).astype(np.float64)  # others: N only
-            if y is not None:  # a classifier's rows carry their bipolar one-hot label
-                rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
-            initial = self._to_backend(initial_memories(rows, self.n_memories, self.init, self.init_mean,
-                                                        self.init_std, rng), "memories_")
-        b_in, b_out = self._learning_scales(N)
-        result = train_memories(
-            initial[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
-            learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
-            batch_size=batch_size, error_exponent=self.error_exponent, neurons=train_neurons,
-            normalize_step=normalize_step, clamp=clamp_slice if clamp else None,
-            random_state=rng.integers(2**63), progress=progress, memory_budget=self._budget,
-        )
-        if not result.finite[0]:
-            raise _overflow_error(self, f"fit (epoch {int(result.failed_epoch[0])})", N)
-        self._memories = result.memories[0]
-        self._remember_params()
-        curve = np.asarray(result.loss[:, 0])
-        previous = self.__dict__.get("loss_curve_") if warm else None
-        self.loss_curve_ = curve if previous is None else np.concatenate([previous, curve])
-        self.fit_seconds_ = result.seconds
-        seen = _monitor.learning_pass(self, probes, train_neurons, b_in, targets.shape[1])
-        _monitor.review_fit(self, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
-                            n_patterns=probes.shape[0], x_range=x_range, warm_start=warm, epochs=epochs,
-                            stacklevel=4)
-
     def _outputs(self, probes, neurons, beta_in, beta_out):
         """C = tanh(beta_out Delta) of the evaluated ``neurons`` for ``probes``, shape (B, M)."""
         with quiet_numpy():
             delta = energy_difference(self.memories_[None], probes, self.interaction_, beta_in,
                                       neurons=neurons, memory_budget=self._budget)[0]
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise _overflow_error(self, "decision_function", self.memories_.shape[1])
+            raise overflow_error(self, "decision_function", self.memories_.shape[1])
         return self.xp_.tanh(beta_out * delta)
 
     # ---------------------------------------------------------- classification

@@ -159,7 +159,7 @@ def test_energy_is_the_books_and_falls_along_a_recorded_relaxation():
 
 # ------------------------------------------------------------------ smaller items
 def test_an_interrupted_fit_leaves_the_estimator_unfitted(monkeypatch):
-    import damlite.model as model
+    import damlite._fitting as model
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -303,3 +303,30 @@ def test_plot_memories_asks_for_shape_where_it_cannot_infer_one():
     with pytest.raises(ValueError, match="needs 100 entries"):
         plot_memories(mem, shape=(10, 10))
     matplotlib.pyplot.close(fig)
+
+
+# ------------------------------------------------------------------ 4. the exponential on the normalized network
+def test_the_exponential_on_the_normalized_network_stores_what_the_api_page_says():
+    """N = 100, 100 random patterns as the memories, probes with 17 % of their bits flipped."""
+    from pathlib import Path
+
+    rng = np.random.default_rng(0)
+    P = rng.choice([-1.0, 1.0], (100, 100))
+    probe = P.copy()
+    probe[rng.random(P.shape) < 0.17] *= -1
+    result = {}
+    for variant in ("normalized", "original"):
+        for T in ((0.5, 0.1, 0.02) if variant == "normalized" else (None,)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", damlite.NormalizationWarning)
+                dam = DenseAssociativeMemory(100, interaction="exponential", variant=variant, temperature=T,
+                                             backend="numpy", random_state=0)
+                dam.memories_ = P
+                fixed = int(np.sum(np.all(dam.recall(P) == P, axis=1)))
+                result[variant, T] = fixed, dam.score(probe, P)
+    assert all(result["normalized", T][0] == 0 for T in (0.5, 0.1, 0.02))  # at any T'
+    assert len({result["normalized", T][1] for T in (0.5, 0.1, 0.02)}) == 1  # T' does not enter the update
+    assert result["original", None] == (100, 1.0)
+    text = (Path(__file__).resolve().parents[1] / "book" / "api.md").read_text(encoding="utf-8")
+    bits = f"leaves {result['normalized', 0.5][1]:.0%} of the bits right (the probes had {np.mean(probe == P):.0%})"
+    assert bits.replace("%", " %") in " ".join(text.split()), bits
