@@ -14,12 +14,14 @@ from . import _monitor
 from ._monitor import EXP_NORMALIZED, NormalizationWarning, NumericalUnderflowWarning, overflow_error
 from .backend import get_backend, resolve_dtype, to_numpy
 from .interactions import make_interaction
-from .network import neuron_index
+from ._sklearn import check_feature_names
+from .network import loss_and_gradient, neuron_index
 from .training import initial_memories, train_memories
 from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
                          check_random_state, check_states)
 
-__all__ = ["SCALINGS", "TRAINING_PARAMS", "VARIANTS", "learning_problem", "learning_scales", "run_fit",
+__all__ = ["SCALINGS", "TRAINING_PARAMS", "VARIANTS", "learning_problem", "learning_scales", "loss_and_gradient_of",
+           "run_fit", "scales_of",
            "training_options", "validate_params"]
 
 VARIANTS = ("original", "normalized")
@@ -93,6 +95,22 @@ def validate_params(est):
         raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
 
 
+def scales_of(est, n_features, temperature=None):
+    """(update scale a, beta_in, beta_out) of ``est`` for N = ``n_features`` (see ``DenseAssociativeMemory.scales``)."""
+    est._ensure_setup()
+    check_positive(n_features, "n_features", integer=True)
+    T = est._temperature(n_features) if temperature is None else temperature
+    check_positive(T, "temperature")
+    if est.variant == "original":
+        n = est.interaction_.degree or getattr(est.interaction_, "n", 1)
+        log10_beta = -n * np.log10(float(T))
+        if log10_beta > 308:
+            raise ValueError(f"temperature={T} with n={n} gives beta_out = 1/T**n = 10**{log10_beta:.0f}, "
+                             "beyond every float format: raise the temperature or use variant='normalized'")
+        return 1.0, 1.0, float(T) ** (-n)
+    return 1.0 / n_features, 1.0 / (n_features * float(T)), 1.0
+
+
 def learning_scales(est, N):
     """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
     _, b_in, b_out = est.scales(N)
@@ -140,7 +158,7 @@ def run_fit(est, X, y, warm, opts, progress):
     epochs, learning_rate, lr_decay, momentum, batch_size = (
         opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
     normalize_step, clamp, neurons = (opts[k] for k in ("normalize_step", "clamp", "neurons"))
-    probes, targets, train_neurons, clamp_slice = est._learning_problem(X, y)
+    probes, targets, train_neurons, clamp_slice = learning_problem(est, X, y)
     N = probes.shape[1]
     x_range = None
     if y is not None:
@@ -163,7 +181,7 @@ def run_fit(est, X, y, warm, opts, progress):
             rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
         initial = est._to_backend(initial_memories(rows, est.n_memories, est.init, est.init_mean,
                                                     est.init_std, rng), "memories_")
-    b_in, b_out = est._learning_scales(N)
+    b_in, b_out = learning_scales(est, N)
     result = train_memories(
         initial[None], probes, targets, est.interaction_, beta_in=b_in, beta_out=b_out,
         learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
@@ -183,3 +201,19 @@ def run_fit(est, X, y, warm, opts, progress):
     _monitor.review_fit(est, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
                         n_patterns=probes.shape[0], x_range=x_range, warm_start=warm, epochs=epochs,
                         stacklevel=4)
+
+
+def loss_and_gradient_of(est, X, y, *, gradient, what):
+    """The loss of the fitted ``est`` on (X, y) and, with ``gradient``, its gradient (K, N)."""
+    est._check_fitted()
+    check_feature_names(est, X, reset=False)
+    probes, targets, neurons, _ = learning_problem(est, X, y)
+    N = est.memories_.shape[1]
+    b_in, b_out = learning_scales(est, N)
+    loss, grad, finite = loss_and_gradient(
+        est.memories_[None], probes, targets, est.interaction_, b_in, b_out,
+        error_exponent=est.error_exponent, neurons=neurons, gradient=gradient, memory_budget=est._budget,
+    )
+    if not bool(finite[0]):
+        raise overflow_error(est, what, N)
+    return loss, grad

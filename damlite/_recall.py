@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .backend import to_numpy
-from .network import quiet_numpy, relax, similarities
+from ._monitor import overflow_error, warn_underflow
+from .network import energy_difference, quiet_numpy, relax, similarities
 
 __all__ = ["STATUSES", "RelaxResult", "RelaxationWarning", "energy", "relax_states"]
 
@@ -62,7 +63,7 @@ def _step(est, xi, zero_sign, a):
 
 
 def relax_states(est, xi, *, mode, max_sweeps, zero_sign, seed, record, stacklevel):
-    """Relax the checked (B, N) states ``xi``; returns ``(RelaxResult, finite)``.
+    """Relax the checked (B, N) states ``xi``: a :class:`RelaxResult`; overflow raises, underflow warns.
 
     ``seed`` is an int or None (a Generator drawn from already). With ``record`` the sweeps run one at
     a time from one Generator, so the orders, and the states, are those of the run without ``record``.
@@ -94,10 +95,16 @@ def relax_states(est, xi, *, mode, max_sweeps, zero_sign, seed, record, stacklev
         back = _step(est, _step(est, rest, zero_sign, a), zero_sign, a)
         cycling = np.asarray(to_numpy(est.xp_.all(back == rest, axis=1)), dtype=bool)
         status[np.flatnonzero(~done)[cycling]] = "cycle"
-    result = RelaxResult(out, converged, sweeps, status, trajectory, energies)
-    if not done.all() and max_sweeps > 1 and bool(np.all(np.asarray(to_numpy(finite)))):
+    if not bool(np.all(np.asarray(to_numpy(finite)))):
+        raise overflow_error(est, "relax", xi.shape[1])
+    with quiet_numpy():
+        _, underflow = energy_difference(mem, out, est.interaction_, a, rescale=est.scaling == "adaptive",
+                                         memory_budget=est._budget, return_underflow=True)
+    if bool(underflow[0]):
+        warn_underflow(est, xi.shape[1], stacklevel=stacklevel + 2)
+    if not done.all() and max_sweeps > 1:
         _warn_not_settled(status, mode, max_sweeps, stacklevel + 1)
-    return result, finite
+    return RelaxResult(out, converged, sweeps, status, trajectory, energies)
 
 
 def _warn_not_settled(status, mode, max_sweeps, stacklevel):

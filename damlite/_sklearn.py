@@ -123,12 +123,31 @@ def check_feature_names(est, X, *, reset):
                          f"fitted with {list(fitted)[:5]}, got {list(names)[:5]}")
 
 
-def pickle_state(est, state):
-    """``state`` stamped with the damlite version that wrote it (scikit-learn stamps its own the same way)."""
-    from ._version import __version__  # noqa: PLC0415
+def get_state(est):
+    """The estimator's attributes as data: arrays to NumPy, no module objects, the damlite version stamped.
 
+    (scikit-learn stamps its own version the same way.)
+    """
+    from ._version import __version__  # noqa: PLC0415
+    from .backend import to_numpy  # noqa: PLC0415
+
+    state = dict(est.__dict__)
+    for attr in ("xp_", "backend_info_", "dtype_"):
+        state.pop(attr, None)
+    if "_memories" in state:
+        state["_memories"] = np.asarray(to_numpy(state["_memories"]))
     state["_damlite_version"] = __version__
     return state
+
+
+def set_state(est, state):
+    """Restore a pickled ``state`` onto this process's backend, after :func:`check_pickle_state`."""
+    state = check_pickle_state(est, dict(state))
+    memories = state.pop("_memories", None)
+    est.__dict__.update(state)
+    if memories is not None:
+        est._ensure_setup()
+        est._memories = est._to_backend(memories, "memories_")
 
 
 def check_pickle_state(est, state):
@@ -147,4 +166,4 @@ def check_pickle_state(est, state):
 
 
 __all__ = ["HAVE_SKLEARN", "BaseEstimator", "ClassifierMixin", "ConvergenceWarning", "DataConversionWarning",
-           "EstimatorParams", "NotFittedBase", "check_feature_names", "check_pickle_state", "pickle_state"]
+           "EstimatorParams", "NotFittedBase", "check_feature_names", "check_pickle_state", "get_state", "set_state"]

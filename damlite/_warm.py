@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FITTED_PARAMS", "check_warm_start"]
+__all__ = ["FITTED_PARAMS", "check_unchanged", "check_warm_start", "kind", "require_kind"]
 
 #: Parameters the memories depend on: changing one after fit makes them another network's.
 FITTED_PARAMS = ("variant", "interaction", "n", "epsilon", "leak", "dtype")
@@ -51,3 +51,30 @@ def check_warm_start(est, X, y):
         raise ValueError(f"warm_start=True continues memories of {expected} features, and X has {width}: "
                          f"fit on X of {expected} columns to continue, {_COLD}")
     return True
+
+
+def check_unchanged(est):
+    """ValueError when a parameter the memories depend on changed since they were set (fit or assignment)."""
+    fitted = getattr(est, "_fitted_params", None)
+    if fitted:
+        changed = [f"{k}: {fitted[k]!r} -> {getattr(est, k)!r}" for k in FITTED_PARAMS if getattr(est, k) != fitted[k]]
+        if changed:
+            raise ValueError(f"parameters changed since the memories were set ({'; '.join(changed)}): "
+                             "call fit() again, or set them back")
+
+
+def kind(est):
+    """What a fitted estimator is, in words."""
+    return ("a classifier (fitted with labels y)" if hasattr(est, "classes_") else
+            "an associative memory (fitted without labels)")
+
+
+def require_kind(est, classifier, method):
+    """A ValueError naming what the model is when ``method`` is the other kind's."""
+    if classifier and not hasattr(est, "classes_"):
+        raise ValueError(f"{method}() needs a classifier, and this DenseAssociativeMemory is {kind(est)}: "
+                         "recall(X) returns the recalled patterns and score(X) the fraction of bits recovered; "
+                         "fit(X, y) trains a classifier")
+    if not classifier and hasattr(est, "classes_"):
+        raise ValueError(f"{method}() is for an associative memory, and this DenseAssociativeMemory is "
+                         f"{kind(est)}: predict(X) returns class labels and score(X, y) the accuracy")

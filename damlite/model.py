@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._fitting import learning_problem, learning_scales, run_fit, training_options, validate_params
+from ._fitting import (learning_problem, learning_scales, loss_and_gradient_of, run_fit, scales_of,
+                       training_options, validate_params)
 from ._monitor import (InputRangeWarning, NormalizationWarning, NumericalOverflowError, NumericalUnderflowWarning,
                        overflow_error, warn_underflow)
 from ._recall import RelaxationWarning, RelaxResult, relax_states
 from ._recall import energy as _energy
 from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
-                       NotFittedBase, check_feature_names, check_pickle_state, pickle_state)
+                       NotFittedBase, check_feature_names, get_state, set_state)
 from ._warm import FITTED_PARAMS as _FITTED_PARAMS
-from ._warm import check_warm_start
+from ._warm import check_unchanged, check_warm_start, kind, require_kind
 from .backend import to_numpy
-from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, quiet_numpy
+from .network import DEFAULT_MEMORY_BUDGET, energy_difference, quiet_numpy
 from .validation import check_label_types, check_labels, check_positive, check_random_state, check_states
 
 __all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NormalizationWarning", "NotFittedError",
@@ -158,7 +159,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     neurons : slice, sequence of int or None, default None
         Train only these neurons' predictions (associative memory only).
     warm_start : bool, default False
-        Continue from the current memories (the optimiser starts anew).
+        Continue from the current memories (the optimiser starts anew); a ValueError names what
+        changed when they are another network's (kind of fit, K, features, F, n, variant, dtype).
     backend : str, default "auto"
         "auto" (CuPy on a usable GPU, else NumPy), "numpy" or "cupy".
     dtype : str or numpy dtype, default "auto"
@@ -175,13 +177,15 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     memories_ : array of shape (K, N)
         The memory vectors (settable: assign patterns to store them as they are).
     loss_curve_ : ndarray of shape (epochs,)
-        The loss of each epoch, summed over its minibatches (each before its step).
+        The loss of each epoch, summed over its minibatches (each before its step); warm fits extend it.
     temperature_ : float
         The temperature in use.
     classes_ : ndarray of shape (n_classes,)
         The class labels (a classifier only).
     n_features_in_ : int
         Features of X seen by ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of X when ``fit`` saw a DataFrame with string names; later calls check them.
     fit_seconds_ : float
         Wall-clock time of the last ``fit``.
 
@@ -252,12 +256,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         self.memory_budget = memory_budget
 
     # ------------------------------------------------------------------ setup
-    def _validate_params(self):
-        validate_params(self)
-
     def _ensure_setup(self):
         if not hasattr(self, "xp_"):
-            self._validate_params()
+            validate_params(self)
 
     @property
     def _budget(self):
@@ -267,13 +268,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         """Raise :class:`NotFittedError` without memories, ValueError when a network parameter changed since."""
         if not hasattr(self, "_memories"):
             raise NotFittedError("this DenseAssociativeMemory has no memories yet: call fit() or assign memories_")
-        fitted = getattr(self, "_fitted_params", None)
-        if fitted:
-            changed = [f"{k}: {fitted[k]!r} -> {getattr(self, k)!r}" for k in _FITTED_PARAMS
-                       if getattr(self, k) != fitted[k]]
-            if changed:
-                raise ValueError(f"parameters changed since the memories were set ({'; '.join(changed)}): "
-                                 "call fit() again, or set them back")
+        check_unchanged(self)
         self._ensure_setup()
 
     def _remember_params(self):
@@ -303,40 +298,19 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return tags
 
     def __getstate__(self):
-        """Fitted attributes as data: arrays to NumPy, no module objects (pickle, deepcopy, joblib)."""
-        state = dict(self.__dict__)
-        for attr in ("xp_", "backend_info_", "dtype_"):
-            state.pop(attr, None)
-        if "_memories" in state:
-            state["_memories"] = np.asarray(to_numpy(state["_memories"]))
-        return pickle_state(self, state)
+        """Fitted attributes as data (pickle, deepcopy, joblib), stamped with the damlite version."""
+        return get_state(self)
 
     def __setstate__(self, state):
         """Back onto this process's backend; warns when another damlite version wrote the pickle."""
-        state = check_pickle_state(self, dict(state))
-        memories = state.pop("_memories", None)
-        self.__dict__.update(state)
-        if memories is not None:  # back onto this process's backend
-            self._ensure_setup()
-            self._memories = self._to_backend(memories, "memories_")
-
-    def _degree_for_beta(self):
-        degree = self.interaction_.degree
-        if degree is None:
-            degree = getattr(self.interaction_, "n", 1)
-        return degree
+        set_state(self, state)
 
     def _temperature(self, n_features):
-        """The temperature in use for N = ``n_features`` neurons (``temperature=None`` resolved).
-
-        ``None`` means T' = 0.5 for the normalized network and the equivalent
-        original network, T = N T' = N / 2.
-        """
+        """The temperature in use for N neurons: ``temperature``, or for None T' = 0.5 (normalized), T = N T'."""
         if self.temperature is not None:
             return self.temperature
-        if self.variant == "original":
-            return equivalent_temperature(DEFAULT_NORMALIZED_TEMPERATURE, n_features, to="original")
-        return DEFAULT_NORMALIZED_TEMPERATURE
+        T = DEFAULT_NORMALIZED_TEMPERATURE
+        return equivalent_temperature(T, n_features, to="original") if self.variant == "original" else T
 
     @property
     def _t_name(self):
@@ -354,22 +328,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         ``temperature`` defaults to the estimator's (with ``None``: T' = 0.5, or
         T = N T' for the original network).
         """
-        self._ensure_setup()
-        check_positive(n_features, "n_features", integer=True)
-        T = self._temperature(n_features) if temperature is None else temperature
-        check_positive(T, "temperature")
-        if self.variant == "original":
-            n = self._degree_for_beta()
-            log10_beta = -n * np.log10(float(T))
-            if log10_beta > 308:
-                raise ValueError(f"temperature={T} with n={n} gives beta_out = 1/T**n = 10**{log10_beta:.0f}, "
-                                 "beyond every float format: raise the temperature or use variant='normalized'")
-            return 1.0, 1.0, float(T) ** (-n)
-        return 1.0 / n_features, 1.0 / (n_features * float(T)), 1.0
-
-    def _learning_scales(self, N):
-        """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
-        return learning_scales(self, N)
+        return scales_of(self, n_features, temperature)
 
     # --------------------------------------------------------------- memories
     @property
@@ -516,46 +475,16 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             states as NumPy.
         """
         xi = self._states(states)
-        N = xi.shape[1]
         check_positive(max_sweeps, "max_sweeps", integer=True)  # mode, zero_sign: checked by network.relax
         if not isinstance(record, (bool, np.bool_)):
             raise ValueError(f"record must be True or False, got {record!r}")
         seed = self.random_state if random_state is None else random_state
-        if isinstance(seed, np.random.Generator):
-            seed = seed.integers(2**63)
-        elif seed is not None:
-            check_random_state(seed)
-        result, finite = relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
-                                      record=bool(record), stacklevel=2)
-        if not bool(finite[0]):
-            raise overflow_error(self, "relax", N)
-        with quiet_numpy():
-            _, underflow = energy_difference(self.memories_[None], result.states, self.interaction_,
-                                             self.scales(N)[0], rescale=self.scaling == "adaptive",
-                                             memory_budget=self._budget, return_underflow=True)
-        if bool(underflow[0]):
-            warn_underflow(self, N)
-        return result
+        seed = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
+        check_random_state(seed)
+        return relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
+                            record=bool(record), stacklevel=2)
 
     # --------------------------------------------------------------- learning
-    def _learning_problem(self, X, y=None):
-        """(probes, targets, neurons, clamp) for autoassociative (y None) or classification."""
-        return learning_problem(self, X, y)
-
-    def _loss_and_gradient(self, X, y, gradient, what):
-        self._check_fitted()
-        check_feature_names(self, X, reset=False)
-        probes, targets, neurons, _ = self._learning_problem(X, y)
-        N = self.memories_.shape[1]
-        b_in, b_out = self._learning_scales(N)
-        loss, grad, finite = loss_and_gradient(
-            self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
-            error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self._budget,
-        )
-        if not bool(finite[0]):
-            raise overflow_error(self, what, N)
-        return loss, grad
-
     def loss(self, X, y=None):
         r"""The training loss :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}` on X.
 
@@ -566,7 +495,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         -------
         float
         """
-        loss, _ = self._loss_and_gradient(X, y, gradient=False, what="loss")
+        loss, _ = loss_and_gradient_of(self, X, y, gradient=False, what="loss")
         return float(to_numpy(loss)[0])
 
     def loss_gradient(self, X, y=None):
@@ -575,7 +504,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         Derived by hand (see :func:`damlite.network.loss_and_gradient`), checked
         against finite differences and an mpmath reference in the tests.
         """
-        _, grad = self._loss_and_gradient(X, y, gradient=True, what="loss_gradient")
+        _, grad = loss_and_gradient_of(self, X, y, gradient=True, what="loss_gradient")
         return grad[0]
 
     def fit(self, X, y=None, *, progress=False, **deprecated):
@@ -590,7 +519,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         checked: a fit that failed (loss rising, frozen or dead, one class predicted for
         nearly everything, stored patterns not fixed points, loss still falling steeply)
         warns with a :class:`ConvergenceWarning` that names the cause and the call that
-        fixes it. A classifier's X in [0, 1] warns with :class:`InputRangeWarning`.
+        fixes it. A classifier's X in [0, 1] warns with :class:`InputRangeWarning`. A cold
+        fit that is interrupted (Ctrl-C) or fails leaves the estimator unfitted.
 
         Parameters
         ----------
@@ -636,22 +566,12 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return self.xp_.tanh(beta_out * delta)
 
     # ---------------------------------------------------------- classification
-    def _kind(self):
-        return "a classifier (fitted with labels y)" if hasattr(self, "classes_") else \
-            "an associative memory (fitted without labels)"
-
     def _require(self, classifier, method):
         """NotFittedError before fit; a ValueError naming what the model is when ``method`` is the other kind's."""
         if not hasattr(self, "_memories"):
             raise NotFittedError(f"this DenseAssociativeMemory has no memories yet: call fit(X, y) for a classifier "
                                  f"or fit(X) for an associative memory before {method}()")
-        if classifier and not hasattr(self, "classes_"):
-            raise ValueError(f"{method}() needs a classifier, and this DenseAssociativeMemory is {self._kind()}: "
-                             "recall(X) returns the recalled patterns and score(X) the fraction of bits recovered; "
-                             "fit(X, y) trains a classifier")
-        if not classifier and hasattr(self, "classes_"):
-            raise ValueError(f"{method}() is for an associative memory, and this DenseAssociativeMemory is "
-                             f"{self._kind()}: predict(X) returns class labels and score(X, y) the accuracy")
+        require_kind(self, classifier, method)
         self._check_fitted()
 
     def _check_n_features(self, X):
@@ -679,8 +599,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         """C of every class neuron, (B, n_classes)."""
         self._require(True, "decision_function")
         X = self._check_n_features(X)
-        probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], X.shape[0]))
-        b_in, b_out = self._learning_scales(self.memories_.shape[1])
+        probes, _, neurons, _ = learning_problem(self, X, np.repeat(self.classes_[:1], X.shape[0]))
+        b_in, b_out = learning_scales(self, self.memories_.shape[1])
         return self._outputs(probes, neurons, b_in, b_out)
 
     def predict(self, X):
@@ -749,9 +669,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         if hasattr(self, "classes_"):
             if per is not None:
                 raise ValueError(f"per={per!r} is for an associative memory; this DenseAssociativeMemory is "
-                                 f"{self._kind()}, whose score(X, y) is the accuracy over rows")
+                                 f"{kind(self)}, whose score(X, y) is the accuracy over rows")
             if y is None:
-                raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: score(X, y) needs the labels y")
+                raise ValueError(f"this DenseAssociativeMemory is {kind(self)}: score(X, y) needs the labels y")
             labels = check_labels(y, np.shape(X)[0])
             check_label_types(self.classes_, labels)
             return float(np.mean(self.predict(X) == labels))
@@ -759,7 +679,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         recalled = self.recall(X)
         target = np.asarray(to_numpy(X if y is None else y), dtype=np.float64)
         if target.shape != recalled.shape:
-            raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: y holds the patterns to recall, "
+            raise ValueError(f"this DenseAssociativeMemory is {kind(self)}: y holds the patterns to recall, "
                              f"shape {recalled.shape} like X, got {target.shape}")
         right = recalled == target
         return float(np.mean(right) if per != "pattern" else np.mean(np.all(right, axis=1)))
