@@ -261,20 +261,21 @@ class _Fit:
         return ""
 
     def temperature_target(self):
-        """The temperature that brings the median output argument |beta_out Delta| to 1, or None.
+        """The temperature that brings the median output argument |beta_out Delta| towards 1, or None.
 
         For F homogeneous of degree n, beta_out Delta scales as T^-n in both variants, so the target is
-        T * median^(1/n): at that temperature the outputs are neither vanished nor saturated, and the check
-        that suggested it does not suggest going back; the step is capped at a factor 2 either way (refitting
-        moves the memories, and with them the outputs). Without a degree: a factor 2 the way the outputs point.
+        T * median^(1/n), where the current memories' outputs are neither vanished nor saturated. Refitting
+        moves the memories, so the step is capped: down by at most a factor 2, up by at most 1.5, and a
+        suggestion followed by the opposite one never lands back where it came from (0.5 x 1.5 = 0.75).
+        Without a degree: those factors the way the outputs point. None when the outputs respond.
         """
         if self.vanished < 0.5 and self.saturated < 0.5:
             return None  # the outputs respond: the temperature is not what failed
         degree = self.est.interaction_.degree
         m = self.median_arg
-        factor = 0.5 if self.vanished >= 0.5 else 2.0
-        if degree and np.isfinite(m) and m > 0:  # at most a factor 2: the memories move again when refitted
-            factor = min(max(m ** (1.0 / degree), 0.5), 2.0)
+        factor = 0.5 if self.vanished >= 0.5 else 1.5
+        if degree and np.isfinite(m) and m > 0:  # down at most 2x, up at most 1.5x: no step undoes another
+            factor = min(max(m ** (1.0 / degree), 0.5), 1.5)
         target = self.T * factor
         if not np.isfinite(target) or target <= 0 or float(f"{target:.3g}") == float(f"{self.T:.3g}"):
             return None
@@ -286,6 +287,12 @@ class _Fit:
         if target is None:
             return ""
         return f"set_params(temperature={target:.3g}) (from {self.t_name} = {self.T:.3g})"
+
+    def overshoot_fix(self):
+        """A rectified F's outputs vanished because a step overshot (arguments pushed below 0, where no
+        temperature brings them back): a higher temperature makes the outputs less steep, so the steps
+        that follow are smaller. ``set_params(temperature=2T) (from T' = T)``."""
+        return f"set_params(temperature={2 * self.T:.3g}) (from {self.t_name} = {self.T:.3g})"
 
     def lr_fix(self, factor):
         return (f"set_params(learning_rate={self.est.learning_rate * factor:.3g}) "
@@ -406,8 +413,10 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             fix = f"The steps overshoot: lower the learning rate, {f.lr_fix(0.2)}, or decay it (lr_decay=0.99)"
             if f.vanished >= 0.5 and _rectified(est):
                 finding += " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)"
-            if f.temperature_fix() and (f.saturated >= 0.5 or (f.vanished >= 0.5 and _rectified(est))):
-                fix += f", or change the temperature, {f.temperature_fix()}"
+            if f.vanished >= 0.5 and _rectified(est):
+                fix += f", or raise the temperature, {f.overshoot_fix()}"
+            elif f.saturated >= 0.5:
+                fix += _or_temperature(f)
         return _say(finding, [outputs, f.x_hint], fix, stacklevel + 1)
     if dead:
         finding = (f"training died: the loss stayed at {_fmt(shape.last)} for the last {shape.flat_tail} of "
@@ -416,7 +425,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             fix = _cap(mix)
         elif f.vanished >= f.saturated and _rectified(est):
             finding += " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)"
-            fix = f"Lower the learning rate, {f.lr_fix(0.2)}" + _or_temperature(f)
+            fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or raise the temperature, {f.overshoot_fix()}"
         elif f.vanished >= f.saturated:
             fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or n" + _or_temperature(f)
         else:
@@ -442,7 +451,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                 causes, fix = [outputs, f.x_hint], _cap(f.overshoot())
             elif f.vanished >= 0.5 and _rectified(est):
                 causes = [outputs + " (F(x) = max(x, 0)^n all but vanishes on the inputs: a step overshot)", f.x_hint]
-                fix = f"Lower the learning rate, {f.lr_fix(0.2)}" + _or_temperature(f)
+                fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or raise the temperature, {f.overshoot_fix()}"
             elif f.x_hint:
                 causes, fix = [outputs], _cap(f.x_hint)
             elif f.temperature_fix():
