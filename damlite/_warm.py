@@ -34,7 +34,7 @@ def check_warm_start(est, X, y):
     if classifier != (y is not None):
         raise ValueError(f"warm_start=True continues {_kind(classifier)}, and this call is "
                          f"fit(X{', y' if y is not None else ''}), which trains {_kind(not classifier)}: "
-                         f"{_COLD}")
+                         "set_params(warm_start=False) to start cold")
     if est.n_memories != K:
         raise ValueError(f"warm_start=True continues {K} memories, and n_memories is now {est.n_memories}: "
                          f"set_params(n_memories={K}) to continue, {_COLD} with {est.n_memories}")
