@@ -16,8 +16,9 @@ from ._version import __version__
 from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
-from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NotFittedError, NumericalOverflowError,
-                    NumericalUnderflowWarning, RelaxResult, equivalent_temperature)
+from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NormalizationWarning, NotFittedError,
+                    NumericalOverflowError,
+                    NumericalUnderflowWarning, RelaxationWarning, RelaxResult, equivalent_temperature)
 
 __all__ = [
     "__version__",
@@ -25,10 +26,12 @@ __all__ = [
     "ConvergenceWarning",
     "DenseAssociativeMemory",
     "InputRangeWarning",
+    "NormalizationWarning",
     "NotFittedError",
     "NumericalOverflowError",
     "NumericalUnderflowWarning",
     "RelaxResult",
+    "RelaxationWarning",
     "backend_info",
     "equivalent_temperature",
     "get_backend",

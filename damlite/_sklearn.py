@@ -7,14 +7,19 @@ scikit-learn is optional at run time: without it the estimator keeps its own ``g
 from __future__ import annotations
 
 import inspect
+import warnings
+
+import numpy as np
 
 try:  # pragma: no branch
     from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
     from sklearn.exceptions import NotFittedError as NotFittedBase
+    from sklearn.utils.validation import _check_feature_names
     HAVE_SKLEARN = True
 except ImportError:  # scikit-learn is not installed
     HAVE_SKLEARN = False
+    _check_feature_names = None
 
     class BaseEstimator:  # noqa: D101 - stand-in
         pass
@@ -81,5 +86,84 @@ class EstimatorParams:
         return "\n".join(lines + [line if changed else head + ")"])
 
 
+def _names_of(X):
+    """The column names of a DataFrame-like X when all are strings, else None (scikit-learn's rule)."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    return names if names.size and all(isinstance(c, str) for c in names) else None
+
+
+def check_feature_names(est, X, *, reset):
+    """Record (``reset``) or check ``est.feature_names_in_`` against X's column names, as scikit-learn does.
+
+    A fit on a DataFrame records its column names; later calls refuse other or reordered names with a
+    ValueError and warn when X has no names. scikit-learn's own helper where it is installed.
+    """
+    if _check_feature_names is not None:
+        _check_feature_names(est, X, reset=reset)
+        return
+    names = _names_of(X)
+    if reset:
+        if names is not None:
+            est.feature_names_in_ = names
+        else:
+            est.__dict__.pop("feature_names_in_", None)
+        return
+    fitted = getattr(est, "feature_names_in_", None)
+    if fitted is None or names is None:
+        if fitted is not None:
+            warnings.warn(f"X does not have valid feature names, but {type(est).__name__} was fitted with "
+                          "feature names", UserWarning, stacklevel=3)
+        return
+    if len(fitted) != len(names) or np.any(fitted != names):
+        order = " in the same order as in fit" if set(fitted) == set(names) else ""
+        raise ValueError(f"The feature names should match those that were passed during fit{order}: "
+                         f"fitted with {list(fitted)[:5]}, got {list(names)[:5]}")
+
+
+def get_state(est):
+    """The estimator's attributes as data: arrays to NumPy, no module objects, the damlite version stamped.
+
+    (scikit-learn stamps its own version the same way.)
+    """
+    from ._version import __version__  # noqa: PLC0415
+    from .backend import to_numpy  # noqa: PLC0415
+
+    state = dict(est.__dict__)
+    for attr in ("xp_", "backend_info_", "dtype_"):
+        state.pop(attr, None)
+    if "_memories" in state:
+        state["_memories"] = np.asarray(to_numpy(state["_memories"]))
+    state["_damlite_version"] = __version__
+    return state
+
+
+def set_state(est, state):
+    """Restore a pickled ``state`` onto this process's backend, after :func:`check_pickle_state`."""
+    state = check_pickle_state(est, dict(state))
+    memories = state.pop("_memories", None)
+    est.__dict__.update(state)
+    if memories is not None:
+        est._ensure_setup()
+        est._memories = est._to_backend(memories, "memories_")
+
+
+def check_pickle_state(est, state):
+    """Warn when ``state`` was pickled by another damlite version; refuse a fitted state without memories."""
+    from ._version import __version__  # noqa: PLC0415
+
+    written = state.pop("_damlite_version", None)
+    if written is not None and written != __version__:
+        warnings.warn(f"this {type(est).__name__} was pickled with damlite {written} and is loaded with "
+                      f"{__version__}: it may not work as it did; refit it with this version",
+                      UserWarning, stacklevel=3)
+    if "_fitted_params" in state and "_memories" not in state:
+        raise ValueError(f"this pickled {type(est).__name__} is fitted but carries no memories (the file is "
+                         f"damaged or from an incompatible damlite {written or 'version'}): refit it")
+    return state
+
+
 __all__ = ["HAVE_SKLEARN", "BaseEstimator", "ClassifierMixin", "ConvergenceWarning", "DataConversionWarning",
-           "EstimatorParams", "NotFittedBase"]
+           "EstimatorParams", "NotFittedBase", "check_feature_names", "check_pickle_state", "get_state", "set_state"]

@@ -17,32 +17,28 @@ one at T, since (1/(N T))**n F(x) = F(x/(N T)) (the paper's theorems).
 """
 from __future__ import annotations
 
-import warnings
-from typing import NamedTuple
-
 import numpy as np
 
-from . import _monitor
+from ._fitting import (learning_problem, learning_scales, loss_and_gradient_of, run_fit, scales_of,
+                       training_options, validate_params)
+from ._monitor import (InputRangeWarning, NormalizationWarning, NumericalOverflowError, NumericalUnderflowWarning,
+                       overflow_error, warn_underflow)
+from ._recall import RelaxationWarning, RelaxResult, relax_states
+from ._recall import energy as _energy
 from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
-                       NotFittedBase)
-from .backend import get_backend, resolve_dtype, to_numpy
-from .interactions import make_interaction
-from .network import DEFAULT_MEMORY_BUDGET, energy_difference, loss_and_gradient, neuron_index, quiet_numpy, relax
-from .training import initial_memories, train_memories
-from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
-                         check_random_state, check_states)
+                       NotFittedBase, check_feature_names, get_state, set_state)
+from ._warm import FITTED_PARAMS as _FITTED_PARAMS
+from ._warm import check_unchanged, check_warm_start, kind, require_kind
+from .backend import to_numpy
+from .network import DEFAULT_MEMORY_BUDGET, energy_difference, quiet_numpy
+from .validation import check_label_types, check_labels, check_positive, check_random_state, check_states
 
-__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NotFittedError",
-           "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "equivalent_temperature"]
+__all__ = ["ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NormalizationWarning", "NotFittedError",
+           "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "RelaxationWarning",
+           "equivalent_temperature"]
 
-VARIANTS = ("original", "normalized")
-SCALINGS = ("fixed", "adaptive")
 #: T' of the normalized network when ``temperature=None`` (the original network gets T = N T').
 DEFAULT_NORMALIZED_TEMPERATURE = 0.5
-#: Training settings that were ``fit`` keywords before 0.x: constructor parameters now.
-_TRAINING_PARAMS = ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size", "normalize_step", "clamp",
-                    "neurons", "warm_start")
-_MAX = {"float16": 65504.0, "float32": 3.4028235e38, "float64": 1.7976931348623157e308}
 
 
 def equivalent_temperature(temperature, n_features, *, to="normalized"):
@@ -86,18 +82,6 @@ def equivalent_temperature(temperature, n_features, *, to="normalized"):
     return float(out) if out.ndim == 0 else out
 
 
-class NumericalOverflowError(FloatingPointError):
-    """The network's numbers left the floating-point range (inf or NaN)."""
-
-
-class NumericalUnderflowWarning(RuntimeWarning):
-    """Terms of the energy difference rounded to zero, leaving sign(0) to decide."""
-
-
-class InputRangeWarning(UserWarning):
-    """A classifier's inputs are not symmetric about 0 (X in [0, 1], say): rescale them to [-1, 1]."""
-
-
 class NotFittedError(NotFittedBase):
     """The estimator has no memories yet.
 
@@ -105,73 +89,6 @@ class NotFittedError(NotFittedBase):
     scikit-learn's own ``NotFittedError`` where scikit-learn is installed.
     """
 
-
-#: Parameters the memories depend on: changing one after fit makes them another network's.
-_FITTED_PARAMS = ("variant", "interaction", "n", "epsilon", "leak", "dtype")
-
-
-def _overflow_error(est, what, N):
-    """NumericalOverflowError for ``what``, with N, n, dtype and, for the original network, the size of N**n."""
-    degree = est.interaction_.degree
-    dtype = est._dtype_name
-    hint = ""
-    if degree is not None and est.variant == "original":
-        hint = (f" Similarity scores reach about N = {N}, and F grows like N**n = 10**{degree * np.log10(N):.1f}"
-                f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
-    return NumericalOverflowError(
-        f"{what} overflowed: inf/NaN in the {est.variant} network with N={N}, n={est.n}, "
-        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
-        "a wider dtype, or scaling='adaptive' (updates)."
-    )
-
-
-def _warn_underflow(est, N):
-    """NumericalUnderflowWarning: some update was decided by sign(0) because terms rounded to 0."""
-    warnings.warn(
-        f"underflow: terms of the energy difference rounded to 0 in the {est.variant} network "
-        f"(N={N}, n={est.n}, dtype={est._dtype_name}); some updates were decided by sign(0). "
-        "Use scaling='adaptive' or a wider dtype.",
-        NumericalUnderflowWarning,
-        stacklevel=3,
-    )
-
-
-def _training_options(est, deprecated):
-    """The training settings of this fit, checked: the constructor's, or deprecated ``fit`` keywords."""
-    unknown = sorted(set(deprecated) - set(_TRAINING_PARAMS) - {"temperature"})
-    if unknown:
-        raise TypeError(f"fit() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
-    if deprecated:
-        names = ", ".join(sorted(deprecated))
-        warnings.warn(
-            f"fit({names}=...) is deprecated and will be removed in the next release: these are "
-            f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
-            f"set_params({names}=...), then fit(X, y)",
-            FutureWarning,
-            stacklevel=3,
-        )
-        if deprecated.get("temperature") is not None:
-            est.temperature = deprecated["temperature"]
-    opts = {name: deprecated.get(name, getattr(est, name)) for name in _TRAINING_PARAMS}
-    est._validate_params()
-    check_positive(opts["learning_rate"], "learning_rate")
-    check_positive(opts["epochs"], "epochs", integer=True)
-    check_number(opts["lr_decay"], "lr_decay", low=0, high=1, low_open=True)
-    check_number(opts["momentum"], "momentum", low=0, high=1, high_open=True)
-    for name in ("normalize_step", "clamp", "warm_start"):
-        if not isinstance(opts[name], (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {opts[name]!r}")
-    if opts["batch_size"] is not None:
-        check_positive(opts["batch_size"], "batch_size", integer=True)
-    return opts
-
-
-class RelaxResult(NamedTuple):
-    """Relaxed states (B, N), a (B,) mask of states at a fixed point, sweeps run."""
-
-    states: object
-    converged: object
-    n_sweeps: int
 
 
 class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
@@ -242,7 +159,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     neurons : slice, sequence of int or None, default None
         Train only these neurons' predictions (associative memory only).
     warm_start : bool, default False
-        Continue from the current memories (the optimiser starts anew).
+        Continue from the current memories (the optimiser starts anew); a ValueError names what
+        changed when they are another network's (kind of fit, K, features, F, n, variant, dtype).
     backend : str, default "auto"
         "auto" (CuPy on a usable GPU, else NumPy), "numpy" or "cupy".
     dtype : str or numpy dtype, default "auto"
@@ -259,13 +177,15 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     memories_ : array of shape (K, N)
         The memory vectors (settable: assign patterns to store them as they are).
     loss_curve_ : ndarray of shape (epochs,)
-        The loss of each epoch, summed over its minibatches (each before its step).
+        The loss of each epoch, summed over its minibatches (each before its step); warm fits extend it.
     temperature_ : float
         The temperature in use.
     classes_ : ndarray of shape (n_classes,)
         The class labels (a classifier only).
     n_features_in_ : int
         Features of X seen by ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of X when ``fit`` saw a DataFrame with string names; later calls check them.
     fit_seconds_ : float
         Wall-clock time of the last ``fit``.
 
@@ -336,37 +256,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         self.memory_budget = memory_budget
 
     # ------------------------------------------------------------------ setup
-    def _validate_params(self):
-        if isinstance(self.n_memories, bool) or not isinstance(self.n_memories, (int, np.integer)) or self.n_memories < 1:
-            raise ValueError(f"n_memories must be an integer K >= 1, got {self.n_memories!r}")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
-        if self.temperature is not None:
-            check_positive(self.temperature, "temperature")
-        m = self.error_exponent
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-            raise ValueError(f"error_exponent must be an integer m >= 1, got {m!r}")
-        if self.init not in ("patterns", "normal", "uniform"):
-            raise ValueError(f"init must be 'patterns', 'normal' or 'uniform', got {self.init!r}")
-        check_number(self.init_mean, "init_mean", low=-1, high=1)
-        check_number(self.init_std, "init_std", low=0)
-        if self.memory_budget is not None:
-            check_number(self.memory_budget, "memory_budget", low=1)
-        dtype = check_dtype(self.dtype)
-        check_random_state(self.random_state)
-        self.interaction_ = make_interaction(self.interaction, self.n, self.epsilon, self.leak)
-        if self.scaling == "adaptive" and self.interaction_.degree is None:
-            raise ValueError("scaling='adaptive' needs a homogeneous interaction (polynomial or rectified_polynomial)")
-        self.xp_, self.backend_info_ = get_backend(self.backend)
-        self.dtype_ = resolve_dtype(self.xp_, dtype, self.variant)
-        if dtype == "float16" and self.variant == "original":
-            raise ValueError("dtype='float16' is offered for the normalized variant only (the original overflows at once)")
-
     def _ensure_setup(self):
         if not hasattr(self, "xp_"):
-            self._validate_params()
+            validate_params(self)
 
     @property
     def _budget(self):
@@ -376,13 +268,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         """Raise :class:`NotFittedError` without memories, ValueError when a network parameter changed since."""
         if not hasattr(self, "_memories"):
             raise NotFittedError("this DenseAssociativeMemory has no memories yet: call fit() or assign memories_")
-        fitted = getattr(self, "_fitted_params", None)
-        if fitted:
-            changed = [f"{k}: {fitted[k]!r} -> {getattr(self, k)!r}" for k in _FITTED_PARAMS
-                       if getattr(self, k) != fitted[k]]
-            if changed:
-                raise ValueError(f"parameters changed since the memories were set ({'; '.join(changed)}): "
-                                 "call fit() again, or set them back")
+        check_unchanged(self)
         self._ensure_setup()
 
     def _remember_params(self):
@@ -412,38 +298,24 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return tags
 
     def __getstate__(self):
-        """Fitted attributes as data: arrays to NumPy, no module objects (pickle, deepcopy, joblib)."""
-        state = dict(self.__dict__)
-        for attr in ("xp_", "backend_info_", "dtype_"):
-            state.pop(attr, None)
-        if "_memories" in state:
-            state["_memories"] = np.asarray(to_numpy(state["_memories"]))
-        return state
+        """Fitted attributes as data (pickle, deepcopy, joblib), stamped with the damlite version."""
+        return get_state(self)
 
     def __setstate__(self, state):
-        memories = state.pop("_memories", None)
-        self.__dict__.update(state)
-        if memories is not None:  # back onto this process's backend
-            self._ensure_setup()
-            self._memories = self._to_backend(memories, "memories_")
-
-    def _degree_for_beta(self):
-        degree = self.interaction_.degree
-        if degree is None:
-            degree = getattr(self.interaction_, "n", 1)
-        return degree
+        """Back onto this process's backend; warns when another damlite version wrote the pickle."""
+        set_state(self, state)
 
     def _temperature(self, n_features):
-        """The temperature in use for N = ``n_features`` neurons (``temperature=None`` resolved).
-
-        ``None`` means T' = 0.5 for the normalized network and the equivalent
-        original network, T = N T' = N / 2.
-        """
+        """The temperature in use for N neurons: ``temperature``, or for None T' = 0.5 (normalized), T = N T'."""
         if self.temperature is not None:
             return self.temperature
-        if self.variant == "original":
-            return equivalent_temperature(DEFAULT_NORMALIZED_TEMPERATURE, n_features, to="original")
-        return DEFAULT_NORMALIZED_TEMPERATURE
+        T = DEFAULT_NORMALIZED_TEMPERATURE
+        return equivalent_temperature(T, n_features, to="original") if self.variant == "original" else T
+
+    @property
+    def _t_name(self):
+        """The temperature's name in messages: T' for the normalized network, T for the original."""
+        return "T" if self.variant == "original" else "T'"
 
     @property
     def temperature_(self):
@@ -456,33 +328,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         ``temperature`` defaults to the estimator's (with ``None``: T' = 0.5, or
         T = N T' for the original network).
         """
-        self._ensure_setup()
-        check_positive(n_features, "n_features", integer=True)
-        T = self._temperature(n_features) if temperature is None else temperature
-        check_positive(T, "temperature")
-        if self.variant == "original":
-            n = self._degree_for_beta()
-            log10_beta = -n * np.log10(float(T))
-            if log10_beta > 308:
-                raise ValueError(f"temperature={T} with n={n} gives beta_out = 1/T**n = 10**{log10_beta:.0f}, "
-                                 "beyond every float format: raise the temperature or use variant='normalized'")
-            return 1.0, 1.0, float(T) ** (-n)
-        return 1.0 / n_features, 1.0 / (n_features * float(T)), 1.0
-
-    def _learning_scales(self, N):
-        """(beta_in, beta_out) for N neurons, warning when one rounds to 0 or subnormal in dtype."""
-        _, b_in, b_out = self.scales(N)
-        tiny = float(np.finfo(self._dtype_name).tiny)
-        for name, value in (("beta_in", b_in), ("beta_out", b_out)):
-            if float(np.asarray(value, dtype=self._dtype_name)) < tiny:
-                warnings.warn(
-                    f"underflow: {name} = {value:.3g} is below the smallest normal {self._dtype_name} "
-                    f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self._temperature(N):g}); "
-                    "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
-                    NumericalUnderflowWarning,
-                    stacklevel=3,
-                )
-        return b_in, b_out
+        return scales_of(self, n_features, temperature)
 
     # --------------------------------------------------------------- memories
     @property
@@ -501,6 +347,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             raise ValueError("memories_ contains NaN or inf")
         self._memories = arr
         self._remember_params()
+        self.__dict__.pop("loss_curve_", None)  # the curve of a fit these memories did not come from
 
     def _to_backend(self, value, name, copy=None):
         xp = self.xp_
@@ -547,10 +394,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         array of shape (B, N)
             On the estimator's backend.
         """
-        self._check_fitted()
+        xi = self._states(states)
         mem = self.memories_
         N = mem.shape[1]
-        xi = check_states(states, self.xp_, self.dtype_, N, "states")
         a = self.scales(N)[0]
         with quiet_numpy():
             delta, underflow = energy_difference(
@@ -558,17 +404,50 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
                 memory_budget=self._budget, return_underflow=True,
             )
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise _overflow_error(self, "energy_difference", N)
+            raise overflow_error(self, "energy_difference", N)
         if bool(underflow[0]):
-            _warn_underflow(self, N)
+            warn_underflow(self, N)
         return delta[0]
 
-    def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None):
-        r"""Relax ±1 states to a fixed point of :math:`\sigma_i \leftarrow \operatorname{sign}(\Delta_i)`.
+    def _states(self, states, name="states"):
+        """``states`` checked against the fitted network: ±1, N columns, the feature names of fit."""
+        self._check_fitted()
+        check_feature_names(self, states, reset=False)
+        return check_states(states, self.xp_, self.dtype_, self.memories_.shape[1], name)
 
-        Underflow is checked at the end: if an energy difference of the relaxed
-        states is exactly 0 only because terms rounded to 0, a
-        :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
+    def energy(self, states):
+        r"""The energy of each ±1 state, the quantity an asynchronous relaxation lowers at every flip.
+
+        .. math:: E(\xi) = -\sum_{\mu=1}^{K} F\big(a\, \zeta^\mu \cdot \xi\big)
+
+        with a = 1 (original) or 1/N (normalized), the book's energy. A neuron's energy difference is
+        :math:`\Delta_i = E(\xi\text{ with }\xi_i = -1) - E(\xi\text{ with }\xi_i = +1)`.
+
+        Parameters
+        ----------
+        states : array of shape (B, N)
+            ±1 states :math:`\xi`.
+
+        Returns
+        -------
+        array of shape (B,)
+            On the estimator's backend; ``relax(..., record=True).energies`` holds it along a relaxation.
+        """
+        xi = self._states(states)
+        E = _energy(self, xi)
+        if not bool(self.xp_.all(self.xp_.isfinite(E))):
+            raise overflow_error(self, "energy", self.memories_.shape[1])
+        return E
+
+    def relax(self, states, *, mode="async", max_sweeps=100, zero_sign=1, random_state=None, record=False):
+        r"""Relax ±1 states under :math:`\sigma_i \leftarrow \operatorname{sign}(\Delta_i)`, and say how each ended.
+
+        A probe ends at a fixed point (a sweep changes nothing), in a 2-cycle (``mode="sync"`` only:
+        two states that turn into each other), or still changing when ``max_sweeps`` runs out;
+        ``status`` of the result says which, and a :class:`RelaxationWarning` says how many did not
+        reach a fixed point (not for ``max_sweeps=1``, a single step asked for). Underflow is checked
+        at the end: if an energy difference of the relaxed states is exactly 0 only because terms
+        rounded to 0, a :class:`NumericalUnderflowWarning` says so (sign(0) decided those neurons).
 
         Parameters
         ----------
@@ -576,83 +455,36 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             ±1 starting states.
         mode : {"async", "sync"}, default "async"
             "async": one neuron at a time in a fresh random order per sweep (the
-            paper); "sync": all neurons at once.
+            paper; each flip lowers :meth:`energy`, so it settles); "sync": all neurons at once.
         max_sweeps : int, default 100
             At most this many sweeps over the neurons.
         zero_sign : {1, -1, "keep"}, default 1
             sign(0): +1 (the paper), -1, or keep the neuron's current value.
         random_state : None, int or numpy.random.Generator, default None
             Seeds the update order; None: the estimator's ``random_state``.
+        record : bool, default False
+            Keep the states after every sweep and their energies (``trajectory``, ``energies``);
+            the same states as without it.
 
         Returns
         -------
         RelaxResult
-            ``states`` (B, N) on the estimator's backend, ``converged`` (B,) and
-            ``n_sweeps``; :meth:`recall` returns the states as NumPy.
+            ``states`` (B, N) on the estimator's backend, ``converged`` (B,), ``n_sweeps``,
+            ``status`` (B,) "fixed_point", "cycle" or "max_sweeps", and with ``record``
+            ``trajectory`` (S + 1, B, N) and ``energies`` (S + 1, B); :meth:`recall` returns the
+            states as NumPy.
         """
-        self._check_fitted()
-        mem = self.memories_
-        N = mem.shape[1]
-        xi = check_states(states, self.xp_, self.dtype_, N, "states")
+        xi = self._states(states)
         check_positive(max_sweeps, "max_sweeps", integer=True)  # mode, zero_sign: checked by network.relax
+        if not isinstance(record, (bool, np.bool_)):
+            raise ValueError(f"record must be True or False, got {record!r}")
         seed = self.random_state if random_state is None else random_state
-        if isinstance(seed, np.random.Generator):
-            seed = seed.integers(2**63)
-        elif seed is not None:
-            check_random_state(seed)
-        out, converged, sweeps, finite = relax(
-            mem[None], xi, self.interaction_, self.scales(N)[0], mode=mode, max_sweeps=max_sweeps,
-            zero_sign=zero_sign, rescale=self.scaling == "adaptive", random_state=seed,
-            memory_budget=self._budget,
-        )
-        if not bool(finite[0]):
-            raise _overflow_error(self, "relax", N)
-        with quiet_numpy():
-            _, underflow = energy_difference(mem[None], out[0], self.interaction_, self.scales(N)[0],
-                                             rescale=self.scaling == "adaptive", memory_budget=self._budget,
-                                             return_underflow=True)
-        if bool(underflow[0]):
-            _warn_underflow(self, N)
-        return RelaxResult(out[0], converged[0], sweeps)
+        seed = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
+        check_random_state(seed)
+        return relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
+                            record=bool(record), stacklevel=2)
 
     # --------------------------------------------------------------- learning
-    def _learning_problem(self, X, y=None):
-        """(probes, targets, neurons, clamp) for autoassociative (y None) or classification."""
-        xp = self.xp_
-        if y is None:
-            N = self.memories_.shape[1] if hasattr(self, "_memories") else None
-            xi = check_states(X, xp, self.dtype_, N, "X")
-            return xi, xi, slice(None), slice(None)
-        labels = check_labels(y, None)  # label errors before those of X, as scikit-learn
-        X = check_states(X, xp, self.dtype_, None, "X", bipolar=False)
-        if labels.shape[0] != X.shape[0]:
-            raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
-        if not hasattr(self, "classes_"):
-            self.classes_ = np.unique(labels)
-        check_label_types(self.classes_, labels)
-        index = np.searchsorted(self.classes_, labels)
-        if np.any(index >= len(self.classes_)) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != labels):
-            raise ValueError("y contains labels not seen in the first fit")
-        C = len(self.classes_)
-        targets = -np.ones((labels.shape[0], C))
-        targets[np.arange(labels.shape[0]), index] = 1.0
-        n_in = X.shape[1]
-        probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=self.dtype_)], axis=1)
-        return probes, self._to_backend(targets, "y"), slice(n_in, n_in + C), slice(0, n_in)
-
-    def _loss_and_gradient(self, X, y, gradient, what):
-        self._check_fitted()
-        probes, targets, neurons, _ = self._learning_problem(X, y)
-        N = self.memories_.shape[1]
-        b_in, b_out = self._learning_scales(N)
-        loss, grad, finite = loss_and_gradient(
-            self.memories_[None], probes, targets, self.interaction_, b_in, b_out,
-            error_exponent=self.error_exponent, neurons=neurons, gradient=gradient, memory_budget=self._budget,
-        )
-        if not bool(finite[0]):
-            raise _overflow_error(self, what, N)
-        return loss, grad
-
     def loss(self, X, y=None):
         r"""The training loss :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}` on X.
 
@@ -663,7 +495,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         -------
         float
         """
-        loss, _ = self._loss_and_gradient(X, y, gradient=False, what="loss")
+        loss, _ = loss_and_gradient_of(self, X, y, gradient=False, what="loss")
         return float(to_numpy(loss)[0])
 
     def loss_gradient(self, X, y=None):
@@ -672,7 +504,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         Derived by hand (see :func:`damlite.network.loss_and_gradient`), checked
         against finite differences and an mpmath reference in the tests.
         """
-        _, grad = self._loss_and_gradient(X, y, gradient=True, what="loss_gradient")
+        _, grad = loss_and_gradient_of(self, X, y, gradient=True, what="loss_gradient")
         return grad[0]
 
     def fit(self, X, y=None, *, progress=False, **deprecated):
@@ -687,7 +519,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         checked: a fit that failed (loss rising, frozen or dead, one class predicted for
         nearly everything, stored patterns not fixed points, loss still falling steeply)
         warns with a :class:`ConvergenceWarning` that names the cause and the call that
-        fixes it. A classifier's X in [0, 1] warns with :class:`InputRangeWarning`.
+        fixes it. A classifier's X in [0, 1] warns with :class:`InputRangeWarning`. A cold
+        fit that is interrupted (Ctrl-C) or fails leaves the estimator unfitted.
 
         Parameters
         ----------
@@ -708,65 +541,19 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         -------
         self : DenseAssociativeMemory
         """
-        opts = _training_options(self, deprecated)
-        epochs, learning_rate, lr_decay, momentum, batch_size = (
-            opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
-        normalize_step, clamp, neurons, warm_start = (
-            opts[k] for k in ("normalize_step", "clamp", "neurons", "warm_start"))
-        if not warm_start:
-            for attr in ("_memories", "classes_"):
-                if hasattr(self, attr):
-                    delattr(self, attr)
-        probes, targets, train_neurons, clamp_slice = self._learning_problem(X, y)
-        N = probes.shape[1]
-        x_range = None
-        if y is not None:
-            inputs = probes[:, clamp_slice]
-            x_range = (float(self.xp_.min(inputs)), float(self.xp_.max(inputs)))
-            if x_range[0] >= 0 and x_range[1] > 0:
-                warnings.warn(f"{_monitor.input_range_hint(*x_range)} (an input at 0 sits halfway between a "
-                              "neuron's -1 and +1 and carries no signal)", InputRangeWarning, stacklevel=2)
-        if neurons is not None:
-            if y is not None:
-                raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
-            train_neurons, _ = neuron_index(neurons, N)
-            if isinstance(train_neurons, slice):
-                targets = targets[:, train_neurons]
-            else:
-                targets = self.xp_.take(targets, self.xp_.asarray(train_neurons, device=getattr(targets, "device", None)),
-                                        axis=1)
-        rng = check_random_state(self.random_state)
-        if not hasattr(self, "_memories"):
-            rows = to_numpy(probes if self.init == "patterns" else probes[:1]).astype(np.float64)  # others: N only
-            if y is not None:  # a classifier's rows carry their bipolar one-hot label
-                rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
-            self.memories_ = initial_memories(rows, self.n_memories, self.init, self.init_mean, self.init_std, rng)
-        b_in, b_out = self._learning_scales(N)
-        initial = self.memories_
-        result = train_memories(
-            self.memories_[None], probes, targets, self.interaction_, beta_in=b_in, beta_out=b_out,
-            learning_rate=learning_rate, lr_decay=lr_decay, momentum=momentum, epochs=epochs,
-            batch_size=batch_size, error_exponent=self.error_exponent, neurons=train_neurons,
-            normalize_step=normalize_step, clamp=clamp_slice if clamp else None,
-            random_state=rng.integers(2**63), progress=progress, memory_budget=self._budget,
-        )
-        if not result.finite[0]:
-            raise _overflow_error(self, f"fit (epoch {int(result.failed_epoch[0])})", N)
-        self._memories = result.memories[0]
-        self._remember_params()
-        self.loss_curve_ = result.loss[:, 0]
-        self.fit_seconds_ = result.seconds
-        seen = _monitor.learning_pass(self, probes, train_neurons, b_in, targets.shape[1])
-        if seen.underflow:
-            warnings.warn(
-                f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {self.variant} network "
-                f"(N={N}, n={self.n}, T={self._temperature(N):g}, dtype={self._dtype_name}): the tanh argument "
-                "and its gradient vanish there, so the loss cannot move. Lower the temperature or use a wider dtype.",
-                NumericalUnderflowWarning,
-                stacklevel=2,
-            )
-        _monitor.review_fit(self, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
-                            n_patterns=probes.shape[0], x_range=x_range, warm_start=warm_start, stacklevel=2)
+        opts = training_options(self, deprecated)
+        warm = opts["warm_start"] and check_warm_start(self, X, y)
+        if not warm:
+            for attr in ("_memories", "classes_", "loss_curve_"):
+                self.__dict__.pop(attr, None)
+        check_feature_names(self, X, reset=not warm)
+        try:
+            run_fit(self, X, y, warm, opts, progress)
+        except BaseException:
+            if not warm:  # an interrupted or failed cold fit leaves no half-fitted estimator behind
+                for attr in ("_memories", "classes_", "feature_names_in_", "loss_curve_", "_fitted_params"):
+                    self.__dict__.pop(attr, None)
+            raise
         return self
 
     def _outputs(self, probes, neurons, beta_in, beta_out):
@@ -775,29 +562,20 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             delta = energy_difference(self.memories_[None], probes, self.interaction_, beta_in,
                                       neurons=neurons, memory_budget=self._budget)[0]
         if not bool(self.xp_.all(self.xp_.isfinite(delta))):
-            raise _overflow_error(self, "decision_function", self.memories_.shape[1])
+            raise overflow_error(self, "decision_function", self.memories_.shape[1])
         return self.xp_.tanh(beta_out * delta)
 
     # ---------------------------------------------------------- classification
-    def _kind(self):
-        return "a classifier (fitted with labels y)" if hasattr(self, "classes_") else \
-            "an associative memory (fitted without labels)"
-
     def _require(self, classifier, method):
         """NotFittedError before fit; a ValueError naming what the model is when ``method`` is the other kind's."""
         if not hasattr(self, "_memories"):
             raise NotFittedError(f"this DenseAssociativeMemory has no memories yet: call fit(X, y) for a classifier "
                                  f"or fit(X) for an associative memory before {method}()")
-        if classifier and not hasattr(self, "classes_"):
-            raise ValueError(f"{method}() needs a classifier, and this DenseAssociativeMemory is {self._kind()}: "
-                             "recall(X) returns the recalled patterns and score(X) the fraction of bits recovered; "
-                             "fit(X, y) trains a classifier")
-        if not classifier and hasattr(self, "classes_"):
-            raise ValueError(f"{method}() is for an associative memory, and this DenseAssociativeMemory is "
-                             f"{self._kind()}: predict(X) returns class labels and score(X, y) the accuracy")
+        require_kind(self, classifier, method)
         self._check_fitted()
 
     def _check_n_features(self, X):
+        check_feature_names(self, X, reset=False)
         X = check_states(X, self.xp_, self.dtype_, None, "X", bipolar=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but DenseAssociativeMemory is expecting "
@@ -821,8 +599,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         """C of every class neuron, (B, n_classes)."""
         self._require(True, "decision_function")
         X = self._check_n_features(X)
-        probes, _, neurons, _ = self._learning_problem(X, np.repeat(self.classes_[:1], X.shape[0]))
-        b_in, b_out = self._learning_scales(self.memories_.shape[1])
+        probes, _, neurons, _ = learning_problem(self, X, np.repeat(self.classes_[:1], X.shape[0]))
+        b_in, b_out = learning_scales(self, self.memories_.shape[1])
         return self._outputs(probes, neurons, b_in, b_out)
 
     def predict(self, X):
@@ -842,7 +620,12 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def recall(self, X, *, mode="async", max_sweeps=100, random_state=None):
-        """The patterns an associative memory recalls from the probes ``X`` (relaxed to a fixed point).
+        """The patterns an associative memory recalls from the probes ``X``: the states :meth:`relax` ends in.
+
+        Each probe relaxes until a sweep changes nothing (a fixed point) or ``max_sweeps`` runs out;
+        ``mode="sync"`` can leave a probe alternating between two states. A
+        :class:`RelaxationWarning` says how many probes did not reach a fixed point, and
+        ``relax(X).status`` says which.
 
         Parameters
         ----------
@@ -861,7 +644,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         return np.asarray(to_numpy(self.relax(X, mode=mode, max_sweeps=max_sweeps,
                                               random_state=random_state).states))
 
-    def score(self, X, y=None, *, per="bit"):
+    def score(self, X, y=None, *, per=None):
         """Accuracy (a classifier) or fraction recovered by :meth:`recall` (an associative memory).
 
         Parameters
@@ -872,19 +655,23 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             A classifier: the true labels, shape (B,), required. An associative
             memory: the patterns the probes should recall, shape (B, N); default ``X``
             itself (are the patterns fixed points?).
-        per : {"bit", "pattern"}, default "bit"
+        per : {"bit", "pattern"} or None, default None ("bit")
             An associative memory: the fraction of bits recalled right, or of
-            patterns recalled exactly.
+            patterns recalled exactly. A classifier scores per row (accuracy) and
+            refuses ``per``.
 
         Returns
         -------
         float
         """
-        if per not in ("bit", "pattern"):
+        if per not in (None, "bit", "pattern"):
             raise ValueError(f"per must be 'bit' or 'pattern', got {per!r}")
         if hasattr(self, "classes_"):
+            if per is not None:
+                raise ValueError(f"per={per!r} is for an associative memory; this DenseAssociativeMemory is "
+                                 f"{kind(self)}, whose score(X, y) is the accuracy over rows")
             if y is None:
-                raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: score(X, y) needs the labels y")
+                raise ValueError(f"this DenseAssociativeMemory is {kind(self)}: score(X, y) needs the labels y")
             labels = check_labels(y, np.shape(X)[0])
             check_label_types(self.classes_, labels)
             return float(np.mean(self.predict(X) == labels))
@@ -892,7 +679,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         recalled = self.recall(X)
         target = np.asarray(to_numpy(X if y is None else y), dtype=np.float64)
         if target.shape != recalled.shape:
-            raise ValueError(f"this DenseAssociativeMemory is {self._kind()}: y holds the patterns to recall, "
+            raise ValueError(f"this DenseAssociativeMemory is {kind(self)}: y holds the patterns to recall, "
                              f"shape {recalled.shape} like X, got {target.shape}")
         right = recalled == target
-        return float(np.mean(right) if per == "bit" else np.mean(np.all(right, axis=1)))
+        return float(np.mean(right) if per != "pattern" else np.mean(np.all(right, axis=1)))

@@ -1,6 +1,8 @@
 """MNIST: digits, accuracy, F1 heatmaps and memories (chapter 7)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._style import INV_TEMPERATURE_LABELS, OKABE_ITO, _axes, _log_edges, _major_log_ticks
@@ -153,16 +155,41 @@ def plot_f1_heatmaps(records, ns, grid="paper", *, variants=("original", "normal
     return plot_f1_panels(panels, ncols=len(variants), grid=grid, N=N, dtype=dtype, title=title)
 
 
-def plot_memories(memories, *, ncols=4, shape=(28, 28), n_pixels=784, axes=None, title=None, width=7.2):
+def _image_shape(width, shape, n_pixels):
+    """(height, width) of each memory's image: ``shape``, or the square of ``n_pixels``, or inferred."""
+    if shape is not None:
+        h, w = (int(v) for v in shape)
+        if h * w > width:
+            raise ValueError(f"shape={tuple(shape)} needs {h * w} entries per memory, and the memories have {width}")
+        return h, w
+    pixels = width if n_pixels is None else int(n_pixels)
+    side = math.isqrt(pixels)
+    if n_pixels is None and side * side != pixels and pixels - side * side < side:
+        return side, side  # a square image followed by fewer class neurons than a row (a classifier's)
+    if side * side != pixels:
+        raise ValueError(f"memories of {pixels} entries are not a square image: pass shape=(height, width) "
+                         f"(and n_pixels= for a classifier's pixel part)")
+    return side, side
+
+
+def plot_memories(memories, *, ncols=4, shape=None, n_pixels=None, axes=None, title=None, width=7.2):
     """Memories' pixel parts as images on a shared symmetric scale (PuOr_r: orange > 0, purple < 0).
 
+    ``shape=(height, width)`` gives each image's shape; by default it is inferred as the
+    largest square that fits (28 x 28 for MNIST's 784 pixels, also when a classifier's 10
+    class neurons follow them; 10 x 10 for 100-pixel patterns), and memories that are not a
+    square image ask for ``shape=``. ``n_pixels`` (default: the image's) entries are shown.
     The tiles fill a figure ``width`` inches wide (the colour bar beside them), ``ncols`` to
     a row: four to a row keep each tile about 80 px wide on a phone, large enough to tell a
     digit from a blend.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    mem = np.asarray(memories, dtype=float)[:, :n_pixels]
+    mem = np.asarray(memories, dtype=float)
+    if mem.ndim != 2:
+        raise ValueError(f"memories must be a 2-D array (memories x entries), got shape {mem.shape}")
+    shape = _image_shape(mem.shape[1], shape, n_pixels)
+    mem = mem[:, :shape[0] * shape[1]]
     nrows = -(-mem.shape[0] // ncols)
     if axes is None:
         side = (width - 0.8) / ncols  # the colour bar takes about 0.8 in
