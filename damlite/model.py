@@ -120,9 +120,15 @@ def _overflow_error(est, what, N):
                 f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
     return NumericalOverflowError(
         f"{what} overflowed: inf/NaN in the {est.variant} network with N={N}, n={est.n}, "
-        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
-        "a wider dtype, or scaling='adaptive' (updates)."
+        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} {_overflow_advice(est.variant)}"
     )
+
+
+def _overflow_advice(variant) -> str:
+    """What to try after an overflow: the normalized network only where this one is the original."""
+    if variant == "original":
+        return "Use variant='normalized', a wider dtype, or scaling='adaptive' (updates)."
+    return "Use a wider dtype, a higher temperature, or scaling='adaptive' (updates)."
 
 
 def _warn_underflow(est, N):
@@ -478,7 +484,9 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
                 warnings.warn(
                     f"underflow: {name} = {value:.3g} is below the smallest normal {self._dtype_name} "
                     f"({tiny:.3g}) for the {self.variant} network (N={N}, n={self.n}, T={self._temperature(N):g}); "
-                    "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
+                    "the tanh argument and the gradient vanish. " + (
+                        "Use variant='normalized' or a wider dtype." if self.variant == "original" else
+                        "Use a lower temperature or a wider dtype."),
                     NumericalUnderflowWarning,
                     stacklevel=3,
                 )

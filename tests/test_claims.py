@@ -282,15 +282,15 @@ def test_an_incomplete_result_file_is_an_error_too(tmp_path):
 
 def test_the_card_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     path = tmp_path / "scorecard.json"
-    scorecard.write({"a": 1}, path)
-    assert json.loads(path.read_text()) == {"a": 1}
+    scorecard.write({"a": 1, "claims": []}, path)
+    assert json.loads(path.read_text()) == {"a": 1, "claims": []}
 
     def full_disk(*args, **kw):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(os, "replace", full_disk)
     with pytest.raises(OSError, match="could not write .*scorecard.json"):
-        scorecard.write({"b": 2}, path)
-    assert json.loads(path.read_text()) == {"a": 1}  # the previous card, untouched
+        scorecard.write({"b": 2, "claims": []}, path)
+    assert json.loads(path.read_text()) == {"a": 1, "claims": []}  # the previous card, untouched
     assert [p.name for p in tmp_path.iterdir()] == ["scorecard.json"]  # no temporary file left
 
 
