@@ -245,10 +245,11 @@ def test_a_missing_result_file_is_an_error_naming_it_and_the_claims_it_feeds(tmp
     with pytest.raises(scorecard.MissingInputs) as err:
         scorecard.build(root, bootstrap=0)
     assert "autoassociative-full.jsonl: missing" in str(err.value) and "headline" in str(err.value)
-    (root / "scorecard.json").write_text("previous\n")
+    previous = '{"claims": [], "previous": true}\n'  # a card (--out replaces nothing else)
+    (root / "scorecard.json").write_text(previous)
     assert main(["scorecard", "--results", str(root), "--bootstrap", "0"]) == 2
     assert "autoassociative-full.jsonl: missing (feeds headline" in capsys.readouterr().err
-    assert (root / "scorecard.json").read_text() == "previous\n"  # nothing written
+    assert (root / "scorecard.json").read_text() == previous  # nothing written
 
 
 def test_an_empty_results_folder_is_refused(tmp_path, capsys):

@@ -213,6 +213,8 @@ def test_a_result_file_that_is_a_symlink_or_a_hard_link_is_refused(tmp_path, toy
     (_aa_line(converged_fraction=-0.1), "'converged_fraction' is -0.1"),
     (_aa_line(distance=None), "'distance' is None where 'finite' is true"),
     (_aa_line(distance=float("nan")), "'distance' is nan where 'finite' is true"),
+    (_aa_line(distance=2.0, exact=None, finite=False), "'distance' is 2 where 'finite' is false"),
+    (_aa_line(finite="yes"), "'finite' is 'yes', not true or false"),
     (_aa_line(distance=0.0, exact=0.5), "a distance of 0 means every pattern is recalled"),
     (_aa_line(distance=0.5, exact=0.5), "below 2 (1 - exact_fraction)"),
     (_aa_line(N=0), "its setting 'N' is 0, outside [1, inf]"),

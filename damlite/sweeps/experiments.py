@@ -39,7 +39,8 @@ under that lock, repairs a line cut short (by a kill, say); readers
 (:func:`~damlite.sweeps.resultfiles.read_results`, :func:`~damlite.sweeps.resultfiles.load_records`,
 ``list``, ``summarize``) never modify a file, and count a line only when it is the complete line of a block
 of the file's task and profile (anything else is skipped with a warning naming
-its line number). Rerunning the same command after an interruption (SIGKILL
+its line number), and refuse a line whose numbers its task cannot produce
+(:mod:`damlite.sweeps.validate`), naming file, line, block and field. Rerunning the same command after an interruption (SIGKILL
 included) ends with the same records as an uninterrupted run. Blocks are mapped
 over any :class:`concurrent.futures.Executor` (a local process pool for
 ``workers > 1``, or ``dask.distributed``'s ``client.get_executor()``).

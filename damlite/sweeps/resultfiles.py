@@ -10,6 +10,13 @@ back, after checking the line as readers do (``_line_problem``) and that
 the file is as it left it (``_file_state``). A line keyed as damlite keyed
 lines before keys were exact (grid values to 6 digits) is read as its block's
 line, under the block's key today.
+
+A well-formed line whose numbers its task cannot produce (:mod:`damlite.sweeps.validate`) is
+refused by readers, naming file, line, block and field, unless they are told to skip such lines;
+the writer never appends one. Two lines holding one block with different records are warned
+about, naming both lines. The writer appends only to a regular file under one name: a result
+or lock file that is a symbolic link, or a result file with hard links, is refused; the lock
+file is opened without following links and truncated only when damlite made it.
 """
 from __future__ import annotations
 

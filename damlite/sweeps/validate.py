@@ -7,7 +7,7 @@ impossible (its record, field and value against the bound), or None:
 
 * the block's settings within the task's bounds (``N``, ``patterns``, ``memories``, ``epochs``
   ... integers >= 1; ``lr_decay`` in (0, 1]; ``momentum`` in [0, 1); ...);
-* ``finite`` a bool; where it is true, the task's metric a finite number;
+* ``finite`` a bool; where it is true, the task's metric a finite number; where false, none;
 * autoassociative: ``distance`` (and the ``distance_*`` of other relaxations) within
   [0, 2 sqrt(N)], the largest distance between two vectors of N entries +-1;
   ``exact_fraction``, ``converged_fraction`` and ``inactive_memories`` in [0, 1]; a distance
@@ -108,6 +108,10 @@ def _finite_metric(block, rec, metric):
         v = rec.get(metric)
         if not _is_number(v) or not math.isfinite(v):
             return f"{metric!r} is {v!r} where 'finite' is true (a finite number is expected)"
+    if rec.get("finite") is False and metric is not None:
+        v = rec.get(metric)
+        if v is not None and not (_is_number(v) and math.isnan(v)):
+            return f"{metric!r} is {_fmt(v)} where 'finite' is false (a network that failed has no {metric})"
     return None
 
 
