@@ -563,7 +563,7 @@ class _Run:
         line = {"key": line["key"], "profile": self.profile, **line}
         problem = _line_problem(line, self.task, self.profile, self.metric, self.keys)
         if problem is not None:
-            self.fail(block, f"its line would be skipped by every reader ({problem}); not written",
+            self.fail(block, f"its line would be skipped or refused by every reader ({problem}); not written",
                       running=running, going_on=going_on)
             return False
         self.notice()
