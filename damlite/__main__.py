@@ -96,6 +96,9 @@ def _parser():
     m.add_argument("--tolerance", type=_number("a finite number >= 0"), default=0.5,
                    help="a cell is good within this distance of the best (default 0.5)")
     m.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    m.add_argument("--skip-invalid", action="store_true",
+                   help="leave out blocks whose records hold numbers the task cannot produce, saying which "
+                        "(default: refuse the file, naming line, block and field)")
 
     ls = sub.add_parser("list", help="list a profile's blocks and whether each is done")
     ls.add_argument("task", nargs="?", default="autoassociative")
@@ -110,6 +113,10 @@ def _parser():
     sc.add_argument("--allow-missing", action="store_true",
                     help="grade the claims whose inputs are on file, mark the others 'missing input', write the "
                          "card and exit 3 (default: refuse, naming the missing files)")
+    sc.add_argument("--skip-invalid", action="store_true",
+                    help="leave out blocks whose records hold numbers their task cannot produce (a distance "
+                         "outside [0, 2 sqrt(N)], an F1 outside [0, 1], ...), saying which; their claims then "
+                         "lack inputs (see --allow-missing). Default: refuse, naming file, line, block and field")
     return p
 
 
@@ -154,6 +161,80 @@ def _exit_now_on_signal(code):
         signal.signal(sig, lambda *_: os._exit(code))
 
 
+class _StdoutError(OSError):
+    """Standard output could not be written (a full disk, a closed pipe's reader gone...)."""
+
+    one_line = True
+
+
+class _NamedStdout:
+    """sys.stdout while a command runs: a write or flush that fails (other than a closed pipe) raises
+    :class:`_StdoutError`, which names standard output."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def _call(self, name, *args):
+        try:
+            return getattr(self._stream, name)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            _drop_stdout(self._stream)
+            raise _StdoutError(err.errno, f"cannot write to standard output: {err.strerror or err}") from None
+
+    def write(self, text):
+        return self._call("write", text)
+
+    def flush(self):
+        return self._call("flush")
+
+
+def _drop_stdout(stream):
+    """After a failed write to stdout: point it at the null device, so that what is still buffered
+    goes nowhere when Python exits (instead of a second, unnamed error)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _escape_unencodable(err):
+    """A codec error handler for stdout and stderr: bytes a path was decoded from (surrogateescape)
+    written back as they were, any other character the encoding lacks as ``\\uXXXX`` (an ASCII
+    locale prints "\\u2212" instead of failing after the work is done)."""
+    import codecs  # noqa: PLC0415
+
+    if isinstance(err, UnicodeEncodeError):
+        chunk = err.object[err.start:err.end]
+        if all(0xDC80 <= ord(c) <= 0xDCFF for c in chunk):
+            return bytes(ord(c) - 0xDC00 for c in chunk), err.end
+        return codecs.backslashreplace_errors(err)
+    raise err
+
+
+def _robust_streams():
+    """stdout and stderr that never fail on a character their encoding lacks (LC_ALL=C, PYTHONUTF8=0)."""
+    import codecs  # noqa: PLC0415
+
+    try:
+        codecs.lookup_error("damlite-escape")
+    except LookupError:
+        codecs.register_error("damlite-escape", _escape_unencodable)
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if stream is not None and encoding not in ("utf8", "utf16", "utf32") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="damlite-escape")
+            except (ValueError, OSError, AttributeError):
+                pass
+
+
 def _memory_budget_bytes(mib):
     """--memory-budget (MiB) in bytes, or None; a ValueError that states the unit."""
     if mib is None:
@@ -188,8 +269,15 @@ def main(argv=None):
         print(f"damlite: error: {err}", file=sys.stderr)
         return 2
     shown, warnings.showwarning = warnings.showwarning, _one_line_warning
+    _robust_streams()
+    stdout = sys.stdout
+    if stdout is not None:
+        sys.stdout = _NamedStdout(stdout)
     try:
-        return _main(args)
+        code = _main(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return code
     except BrokenPipeError:  # output piped into `head` and cut: not an error
         if sys.stderr is not None:
             sys.stderr.close()
@@ -213,7 +301,8 @@ def main(argv=None):
     except (ValueError, TypeError, OSError, RuntimeError) as err:
         if traceback:
             raise
-        print(f"damlite: error: {err}", file=sys.stderr)
+        text = err.strerror if getattr(err, "one_line", False) else err  # a message of ours: no "[Errno N]"
+        print(f"damlite: error: {text}", file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001 - a bug: one line, the traceback on request
         if traceback:
@@ -223,6 +312,59 @@ def main(argv=None):
         return 1
     finally:
         warnings.showwarning = shown
+        if isinstance(sys.stdout, _NamedStdout):
+            sys.stdout = stdout
+
+
+def _close_cluster(client, executor, *, abandoned):
+    """Close the dask client; when the sweep ended early (Ctrl-C, SIGTERM, a failure), first cancel
+    every block it submitted there, so that the cluster starts none of them. (A block already
+    running on a worker runs to its end: dask cannot stop a running task; its result is dropped.)"""
+    if abandoned:
+        try:
+            executor.shutdown(wait=False)  # dask's ClientExecutor: cancels all its futures
+        except Exception:  # noqa: BLE001 - the cluster may be gone already; closing is all that is left
+            pass
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001
+            pass
+        return
+    client.close()
+
+
+def _check_results_dir(results):
+    """--results must be a directory (one line saying what it is otherwise)."""
+    if os.path.isdir(results):
+        return
+    if not os.path.lexists(results):
+        raise ValueError(f"--results {results}: no such directory (it holds autoassociative/ and mnist/)")
+    what = "a broken symbolic link" if os.path.islink(results) and not os.path.exists(results) else "a file"
+    raise ValueError(f"--results {results} is {what}, not a directory; give the folder that holds "
+                     f"autoassociative/ and mnist/")
+
+
+class _invalid_lines:
+    """With --skip-invalid, readers skip impossible lines; on the way out one line per skipped line
+    on stderr (file:line, block, why). Without it they refuse the file (the default)."""
+
+    def __init__(self, skip):
+        self.skip, self._ctx, self.skipped = skip, None, []
+
+    def __enter__(self):
+        if self.skip:
+            from .sweeps.validate import skipping_invalid  # noqa: PLC0415
+
+            self._ctx = skipping_invalid()
+            self.skipped = self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+            for path, number, key, why in self.skipped:
+                print(f"damlite: skipped {path}:{number} (--skip-invalid): block {key}: {why}", file=sys.stderr)
+        return False
 
 
 def _main(args):
@@ -245,14 +387,16 @@ def _main(args):
             client = Client(args.scheduler)
             executor = client.get_executor()
         start = time.perf_counter()
+        finished = False
         try:
             path = ex.run_sweep(args.task, profile, blocks=blocks, out_dir=args.out, executor=executor,
                                 workers=args.workers, backend=args.backend, memory_budget=budget,
                                 progress=not args.no_progress, max_blocks=args.max_blocks,
                                 keep_going=args.keep_going)
+            finished = True
         finally:
             if client is not None:
-                client.close()
+                _close_cluster(client, executor, abandoned=not finished)
         done = _done(ex, path, args.task, profile)
         left = sum(b.key not in done for b in blocks)
         print(f"{path}: {len(blocks) - left}/{len(blocks)} blocks done, {left} left "
@@ -267,7 +411,8 @@ def _main(args):
     if args.command == "summarize":
         if not os.path.lexists(args.path):
             raise ValueError(f"{args.path}: no such result file (run `python -m damlite sweep ...` first)")
-        records = ex.load_records(args.path)  # a directory, a FIFO or a dangling link: an error naming it
+        with _invalid_lines(args.skip_invalid):  # a directory, a FIFO or a dangling link: an error naming it
+            records = ex.load_records(args.path)
         if not records:
             raise ValueError(f"{args.path}: no complete, valid block in this file (a sweep appends one line per "
                              f"finished block)")
@@ -304,8 +449,11 @@ def _main(args):
 
         if not 0 <= args.bootstrap <= 10_000:
             raise ValueError(f"--bootstrap must be from 0 to 10000 resamples, got {args.bootstrap}")
-        card = scorecard.build(args.results, bootstrap=args.bootstrap, allow_missing=args.allow_missing)
-        path = scorecard.write(card, args.out or os.path.join(args.results, "scorecard.json"))
+        _check_results_dir(args.results)
+        out = scorecard.check_out(args.out or os.path.join(args.results, "scorecard.json"))  # before the work
+        with _invalid_lines(args.skip_invalid):
+            card = scorecard.build(args.results, bootstrap=args.bootstrap, allow_missing=args.allow_missing)
+        path = scorecard.write(card, out)
         for cid, _, verdict in scorecard.summary_rows(card):
             print(f"{cid:>20}: {verdict}")
         print(f"{path}: {len(card['claims'])} claims")

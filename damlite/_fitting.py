@@ -121,7 +121,9 @@ def learning_scales(est, N):
                 f"underflow: {name} = {value:.3g} is below the smallest normal {est._dtype_name} "
                 f"({tiny:.3g}) for the {est.variant} network (N={N}, n={est.n}, "
                 f"{est._t_name}={est._temperature(N):g}); "
-                "the tanh argument and the gradient vanish. Use variant='normalized' or a wider dtype.",
+                "the tanh argument and the gradient vanish. " + (
+                    "Use variant='normalized' or a wider dtype." if est.variant == "original" else
+                    "Use a lower temperature or a wider dtype."),
                 NumericalUnderflowWarning,
                 stacklevel=3,
             )

@@ -51,9 +51,15 @@ def overflow_error(est, what, N):
                 f" against the {dtype} maximum {_MAX.get(dtype, float('nan')):.3g}.")
     return NumericalOverflowError(
         f"{what} overflowed: inf/NaN in the {est.variant} network with N={N}, n={est.n}, "
-        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} Use variant='normalized', "
-        "a wider dtype, or scaling='adaptive' (updates)."
+        f"interaction={est.interaction_.name}, dtype={dtype}.{hint} {overflow_advice(est.variant)}"
     )
+
+
+def overflow_advice(variant) -> str:
+    """What to try after an overflow: the normalized network only where this one is the original."""
+    if variant == "original":
+        return "Use variant='normalized', a wider dtype, or scaling='adaptive' (updates)."
+    return "Use a wider dtype, a higher temperature, or scaling='adaptive' (updates)."
 
 
 def warn_underflow(est, N, stacklevel=3):

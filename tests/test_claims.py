@@ -245,10 +245,11 @@ def test_a_missing_result_file_is_an_error_naming_it_and_the_claims_it_feeds(tmp
     with pytest.raises(scorecard.MissingInputs) as err:
         scorecard.build(root, bootstrap=0)
     assert "autoassociative-full.jsonl: missing" in str(err.value) and "headline" in str(err.value)
-    (root / "scorecard.json").write_text("previous\n")
+    previous = '{"claims": [], "previous": true}\n'  # a card (--out replaces nothing else)
+    (root / "scorecard.json").write_text(previous)
     assert main(["scorecard", "--results", str(root), "--bootstrap", "0"]) == 2
     assert "autoassociative-full.jsonl: missing (feeds headline" in capsys.readouterr().err
-    assert (root / "scorecard.json").read_text() == "previous\n"  # nothing written
+    assert (root / "scorecard.json").read_text() == previous  # nothing written
 
 
 def test_an_empty_results_folder_is_refused(tmp_path, capsys):
@@ -282,15 +283,15 @@ def test_an_incomplete_result_file_is_an_error_too(tmp_path):
 
 def test_the_card_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     path = tmp_path / "scorecard.json"
-    scorecard.write({"a": 1}, path)
-    assert json.loads(path.read_text()) == {"a": 1}
+    scorecard.write({"a": 1, "claims": []}, path)
+    assert json.loads(path.read_text()) == {"a": 1, "claims": []}
 
     def full_disk(*args, **kw):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(os, "replace", full_disk)
     with pytest.raises(OSError, match="could not write .*scorecard.json"):
-        scorecard.write({"b": 2}, path)
-    assert json.loads(path.read_text()) == {"a": 1}  # the previous card, untouched
+        scorecard.write({"b": 2, "claims": []}, path)
+    assert json.loads(path.read_text()) == {"a": 1, "claims": []}  # the previous card, untouched
     assert [p.name for p in tmp_path.iterdir()] == ["scorecard.json"]  # no temporary file left
 
 

@@ -604,27 +604,147 @@ def summary_rows(card):
     return [(c["id"], c["claim"], c["bottom_line"]["verdict"]) for c in card["claims"]]
 
 
+class _Refused(OSError):
+    """The scorecard cannot be written where asked; the message (``strerror``) names the path and says why."""
+
+    one_line = True  # the command line prints the message alone
+
+
+#: The largest file :func:`check_out` reads to tell whether it is a scorecard (a card is about 0.5 MB).
+_LARGEST_CARD = 64 * 2**20
+
+
+def _what_is(path: Path, st) -> str | None:
+    """Why the existing ``path`` (``st``: its lstat) is not a scorecard this writer may replace, or None."""
+    import stat  # noqa: PLC0415
+
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        return (f"is a symbolic link (to {os.readlink(path)}); the scorecard is written only in place, never "
+                f"through a link: give --out the link's target, or remove the link")
+    if stat.S_ISDIR(mode):
+        return "is a directory; give --out a file name (e.g. scorecard.json in that folder)"
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        return f"is {kind}, not a regular file; the scorecard replaces only a scorecard it wrote"
+    if st.st_size == 0:
+        return None  # an empty file: nothing to lose
+    if st.st_size > _LARGEST_CARD:
+        return (f"is a {st.st_size / 2**20:.0f} MiB file, not a scorecard; the scorecard replaces only a scorecard "
+                f"it wrote: choose another --out")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(_LARGEST_CARD + 1)
+    except OSError as err:
+        return f"cannot be read ({err.strerror}), so it cannot be checked to be a scorecard"
+    try:
+        old = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        old = None
+    if isinstance(old, dict) and isinstance(old.get("claims"), list):
+        return None
+    first = data.split(b"\n", 1)[0]
+    if first.startswith(b'{"key":') or path.suffix == ".jsonl":
+        kind = "a result file (JSON lines of blocks)"
+    else:
+        kind = "not a scorecard (a JSON object with its 'claims')"
+    return f"is {kind}; the scorecard replaces only a scorecard it wrote: choose another --out, or remove the file"
+
+
+def check_out(path="book/results/scorecard.json") -> Path:
+    """Fail fast, before the card is computed: ``path`` must be absent, empty or a scorecard (never a
+    result file, a directory, a device, a FIFO, a symbolic link), and its folder writable.
+    Returns ``path``; an ``OSError`` naming ``path`` says what is wrong."""
+    import errno  # noqa: PLC0415
+
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise _Refused(errno.ENOTDIR, f"cannot write {path}: a folder on its path is a file") from None
+    except OSError as err:
+        raise _Refused(err.errno, f"cannot write {path}: {err.strerror}") from None
+    if st is not None:
+        why = _what_is(path, st)
+        if why:
+            raise _Refused(errno.EEXIST, f"refusing to write the scorecard to {path}: it {why}")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise _Refused(errno.ENOENT, f"cannot write {path}: its folder {folder} does not exist")
+    try:  # a real trial: os.access is blind to read-only mounts under some file systems
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise _Refused(err.errno, f"cannot write {path}: its folder {folder} is not writable ({err.strerror}); "
+                                 f"choose another --out") from None
+    return path
+
+
+def _umask() -> int:
+    """The process's umask (read from /proc where it can be: setting it to read it is not thread-safe)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write(card, path="book/results/scorecard.json"):
     """Write the scorecard as stable, diff-friendly JSON, atomically: a temporary file in the same
     folder, flushed and fsynced, then renamed over ``path`` (a reader sees the old file or the new
-    one, never half of one). Returns the path; an ``OSError`` names the file."""
-    path = Path(path)
+    one, never half of one). Returns the path; an ``OSError`` names the file.
+
+    Only a scorecard is replaced (:func:`check_out`: never a result file, a directory, a device, a
+    FIFO or a symbolic link); the new file keeps the old one's permissions (a new one gets the
+    umask's); the temporary file is removed on any way out, Ctrl-C and SIGTERM included."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    path = check_out(path)
     text = json.dumps(card, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
     try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = 0o666 & ~_umask()
+    folder = path.parent if str(path.parent) else Path(".")
+    old = None
+    if threading.current_thread() is threading.main_thread():  # SIGTERM: cleaned up as Ctrl-C is
+
+        def on_term(signum, frame):
+            raise KeyboardInterrupt
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            old = signal.signal(signal.SIGTERM, on_term)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
+            os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        tmp = None
     except OSError as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OSError(err.errno, f"could not write {path}: {err.strerror or err}") from err
+        raise _Refused(err.errno, f"could not write {path}: {err.strerror or err}") from err
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
     try:
-        dirfd = os.open(path.parent, os.O_RDONLY)
+        dirfd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dirfd)
         finally:
@@ -632,4 +752,3 @@ def write(card, path="book/results/scorecard.json"):
     except OSError:
         pass  # some filesystems cannot fsync a folder; the rename has happened
     return path
-

@@ -39,7 +39,8 @@ under that lock, repairs a line cut short (by a kill, say); readers
 (:func:`~damlite.sweeps.resultfiles.read_results`, :func:`~damlite.sweeps.resultfiles.load_records`,
 ``list``, ``summarize``) never modify a file, and count a line only when it is the complete line of a block
 of the file's task and profile (anything else is skipped with a warning naming
-its line number). Rerunning the same command after an interruption (SIGKILL
+its line number), and refuse a line whose numbers its task cannot produce
+(:mod:`damlite.sweeps.validate`), naming file, line, block and field. Rerunning the same command after an interruption (SIGKILL
 included) ends with the same records as an uninterrupted run. Blocks are mapped
 over any :class:`concurrent.futures.Executor` (a local process pool for
 ``workers > 1``, or ``dask.distributed``'s ``client.get_executor()``).
@@ -99,8 +100,8 @@ import numpy as np
 from .blocks import (BASE_SEED, BUILTIN_TASKS, TASKS, Block, TaskSpec, get_task, profile_blocks,  # noqa: F401
                      profile_name, register_task)
 from . import limits
-from .resultfiles import (ResultFileError, _append_line, _change, _check_path, _expected,  # noqa: F401
-                          _file_state, _line_problem, _repair_tail, _WriterLock, check_out_dir, load_provenance,
+from .resultfiles import (ResultFileError, _append_line, _change, _check_path, _check_writable_file,  # noqa: F401
+                          _expected, _file_state, _line_problem, _repair_tail, _WriterLock, check_out_dir, load_provenance,
                           load_records, read_results, results_path)
 
 __all__ = [
@@ -121,18 +122,20 @@ __all__ = [
 def _git(*args):
     """``git args`` in damlite's checkout: (stdout, None) on success, else (None, why it failed in a few words).
 
+    Output is read as bytes (a checkout path outside ASCII works under any locale, LC_ALL=C included).
     Read-only: ``status`` runs with ``--no-optional-locks``, so a sweep never takes (or, killed, leaves)
     the checkout's index lock."""
     root = Path(__file__).resolve().parents[2]
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=5)  # bytes: any locale
     except FileNotFoundError:
         return None, "no git on PATH"
     except (OSError, subprocess.SubprocessError) as err:
         return None, f"git could not run ({err})"
     if out.returncode == 0:
-        return out.stdout.strip(), None
-    why = next((line.strip() for line in out.stderr.splitlines() if line.strip()), f"exit status {out.returncode}")
+        return os.fsdecode(out.stdout).strip(), None  # a path comes back as the file system names it
+    stderr = out.stderr if isinstance(out.stderr, str) else out.stderr.decode("utf-8", errors="replace")
+    why = next((line.strip() for line in stderr.splitlines() if line.strip()), f"exit status {out.returncode}")
     return None, f"git said: {why.removeprefix('fatal: ')}"
 
 
@@ -494,6 +497,7 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
         limits.check_blocks(pending, spec, budget, backend_name, number)
         workers = limits.cap_workers(workers, pending, spec, budget, backend_name, say)
     out = results_path(check_out_dir(out_dir), task, name)
+    _check_writable_file(out)
     if _check_path(out) and not os.access(out, os.W_OK):
         raise ResultFileError(f"{out} is read-only; make it writable or choose another --out")
     with _WriterLock(out, say=say), _StopSignals() as signals:
@@ -559,7 +563,7 @@ class _Run:
         line = {"key": line["key"], "profile": self.profile, **line}
         problem = _line_problem(line, self.task, self.profile, self.metric, self.keys)
         if problem is not None:
-            self.fail(block, f"its line would be skipped by every reader ({problem}); not written",
+            self.fail(block, f"its line would be skipped or refused by every reader ({problem}); not written",
                       running=running, going_on=going_on)
             return False
         self.notice()
@@ -578,7 +582,7 @@ class _Run:
         did = _repair_tail(self.out, say=lambda _: None) or ("its last line is whole" if now else "nothing to repair")
         self.state = _file_state(self.out)
         self.elsewhere = {line["key"] for line in read_results(self.out, task=self.task, profile=self.profile,
-                                                                 warn=False)}
+                                                                 warn=False, invalid="skip")}
         mine = {b.key for b in self.written}
         there = [b for b in self.todo if b.key in self.elsewhere and b.key not in mine and b not in self.skipped]
         skips = "".join(f"block {self.number(b)} ({b.label}) is in it already, not run again; " for b in there)
@@ -598,7 +602,8 @@ class _Run:
         """Blocks this run wrote that the file no longer holds (another program changed it): failed."""
         if not self.written:
             return
-        now = {line["key"] for line in read_results(self.out, task=self.task, profile=self.profile, warn=False)}
+        now = {line["key"] for line in read_results(self.out, task=self.task, profile=self.profile, warn=False,
+                                                    invalid="skip")}
         for block in self.written:
             if block.key not in now:
                 self.lost.append(block)

@@ -10,6 +10,13 @@ back, after checking the line as readers do (``_line_problem``) and that
 the file is as it left it (``_file_state``). A line keyed as damlite keyed
 lines before keys were exact (grid values to 6 digits) is read as its block's
 line, under the block's key today.
+
+A well-formed line whose numbers its task cannot produce (:mod:`damlite.sweeps.validate`) is
+refused by readers, naming file, line, block and field, unless they are told to skip such lines;
+the writer never appends one. Two lines holding one block with different records are warned
+about, naming both lines. The writer appends only to a regular file under one name: a result
+or lock file that is a symbolic link, or a result file with hard links, is refused; the lock
+file is opened without following links and truncated only when damlite made it.
 """
 from __future__ import annotations
 
@@ -42,15 +49,49 @@ def _check_path(path: Path, what="result file") -> bool:
             raise ResultFileError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist; "
                                   f"create its target or remove the link") from None
         return False
+    except NotADirectoryError:
+        raise ResultFileError(f"{_not_a_folder(path)} is not a directory; give the folder that holds the "
+                              f"{what}") from None
     except OSError as err:
         raise ResultFileError(f"cannot read {path}: {err.strerror}") from None
     if stat.S_ISDIR(mode):
+        if what == "lock file":
+            raise ResultFileError(f"{path} is a directory where the sweep keeps its lock file; remove it (a sweep "
+                                  f"creates {path.name} as an empty file) or choose another --out")
         raise ResultFileError(f"{path} is a directory; pass a result file (.jsonl) or use --out for the directory")
     if not stat.S_ISREG(mode):
         kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
         raise ResultFileError(f"{path} is {kind}, not a regular file; move it away or choose another --out "
                               f"for the {what}")
     return True
+
+
+def _not_a_folder(path: Path) -> Path:
+    """The first ancestor of ``path`` that exists and is not a directory (``path`` itself if none)."""
+    for parent in reversed(Path(path).parents):
+        if str(parent) not in ("", ".") and os.path.lexists(parent) and not os.path.isdir(parent):
+            return parent
+    return Path(path)
+
+
+def _check_writable_file(path: Path, what="result file"):
+    """Writer only: refuse a result (or lock) file that is a symbolic link, or a hard link (one file
+    with more than one name), in one line. A sweep appends only to a file it owns under one name:
+    through a link it would write to, and lock, a file other sweeps reach by another name."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise ResultFileError(f"cannot read {path}: {err.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise ResultFileError(f"{path} is a symbolic link (to {os.readlink(path)}); a sweep writes its {what} "
+                              f"only in place, never through a link: replace the link by the file itself or give "
+                              f"--out the folder it is in")
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise ResultFileError(f"{path} has {st.st_nlink} names (hard links); a sweep writes a {what} only "
+                              f"under one name (another name may be another sweep's, which this sweep's lock "
+                              f"does not hold back): copy it to a file of its own (cp, then mv over the link)")
 
 
 def _file_identity(path: Path):
@@ -76,8 +117,23 @@ def _line_problem(obj, task=None, profile=None, metric=None, keys=None):
     """Why ``obj`` is not a complete result line of ``task``'s ``profile`` (None if it is).
 
     The one check of a line: readers apply it to each line they read, and the writer to each
-    line before it writes it (so a block whose line readers would skip fails, naming the field)."""
-    return _check_line(obj, task, profile, metric, keys)[0]
+    line before it writes it (so a block whose line readers would skip or refuse fails, naming the
+    field): its shape (:func:`_check_line`), then its numbers against what its task can produce
+    (:func:`damlite.sweeps.validate.line_problem`)."""
+    problem, _ = _check_line(obj, task, profile, metric, keys)
+    if problem is None:
+        problem = _impossible(obj, metric)
+    return problem
+
+
+def _impossible(obj, metric=None):
+    """Why a well-formed line holds numbers its task cannot produce (None if it holds none)."""
+    from .validate import line_problem  # noqa: PLC0415
+
+    block = Block.from_json(obj["block"])
+    if metric is None and block.task in TASKS:
+        metric = TASKS[block.task].metric
+    return line_problem(block, obj["records"], metric)
 
 
 def _check_line(obj, task=None, profile=None, metric=None, keys=None):
@@ -126,7 +182,7 @@ def _check_line(obj, task=None, profile=None, metric=None, keys=None):
 
 
 
-def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
+def read_results(path, *, warn=True, task=None, profile=None, invalid=None) -> list[dict]:
     """The complete, valid blocks of a result file, read without modifying it.
 
     A line counts only when it is a JSON object whose ``key`` is its
@@ -140,9 +196,24 @@ def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
     such a line (a file whose final newline was lost) and otherwise ignored
     silently (a write in progress, or one cut short: the next sweep's writer
     repairs it).
+
+    A well-formed line whose numbers its task cannot produce (a distance outside [0, 2 sqrt(N)],
+    an F1 above 1, ...: :mod:`damlite.sweeps.validate`) is *impossible*: with ``invalid="raise"``
+    (the default) the file is refused (:class:`~damlite.sweeps.validate.InvalidRecord`, naming
+    file, line, block and field); with ``invalid="skip"`` the line is skipped (with a warning
+    when ``warn``; within :func:`~damlite.sweeps.validate.skipping_invalid` the default is
+    "skip", and the skipped lines are listed there). Two lines holding one block with different
+    records are warned about, naming both line numbers; the first one is used.
     """
     import warnings  # noqa: PLC0415
 
+    from .validate import InvalidRecord, skipped_list  # noqa: PLC0415
+
+    skipped = skipped_list()
+    if invalid is None:
+        invalid = "skip" if skipped is not None else "raise"
+    if invalid not in ("raise", "skip"):
+        raise ValueError(f"invalid must be 'raise' or 'skip', got {invalid!r}")
     path = Path(path)
     if not _check_path(path):
         return []
@@ -156,6 +227,8 @@ def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     out = []
+    impossible = []
+    seen = {}  # key -> (line number, records)
     for number, line in enumerate([*lines, tail], start=1):
         if not line.strip():
             continue
@@ -164,12 +237,54 @@ def read_results(path, *, warn=True, task=None, profile=None) -> list[dict]:
             task = obj["block"]["task"]
             metric, keys = _expected(task, None)
         problem, key = _check_line(obj, task, profile, metric, keys)
-        if problem is None:
-            obj["key"] = key  # a key written before keys were exact: the block's key today
-            out.append(obj)
-        elif warn and number <= len(lines):
-            warnings.warn(f"{path}:{number}: {problem}; skipped, not counted as a finished block", stacklevel=2)
+        if problem is not None:
+            if warn and number <= len(lines):
+                warnings.warn(f"{path}:{number}: {problem}; skipped, not counted as a finished block", stacklevel=2)
+            continue
+        why = _impossible(obj, metric)
+        if why is not None:
+            impossible.append((number, key, why))
+            continue
+        obj["key"] = key  # a key written before keys were exact: the block's key today
+        if key in seen:
+            first, records = seen[key]
+            if warn and _canonical(records) != _canonical(obj["records"]):
+                warnings.warn(f"{path}: lines {first} and {number} hold block {key} with different records "
+                              f"({_first_difference(records, obj['records'])}); line {first} is used",
+                              stacklevel=2)
+        else:
+            seen[key] = (number, obj["records"])
+        out.append(obj)
+    if impossible and invalid == "raise":
+        number, key, why = impossible[0]
+        more = len(impossible) - 1
+        raise InvalidRecord(f"{path}:{number}: block {key}: {why}; nothing is graded from a record its task cannot "
+                            f"produce" + (f" ({more} more such line{'s' * (more != 1)} in this file)" if more else "")
+                            + ": correct or remove the line (a sweep then reruns its block), or pass "
+                              "--skip-invalid to leave such blocks out")
+    for number, key, why in impossible:
+        if skipped is not None:
+            skipped.append((str(path), number, key, why))  # said by whoever skips them
+        elif warn:
+            warnings.warn(f"{path}:{number}: block {key}: {why}; skipped (impossible), its block left out",
+                          stacklevel=2)
     return out
+
+
+def _canonical(records) -> str:
+    return json.dumps(records, sort_keys=True, allow_nan=True)
+
+
+def _first_difference(a, b) -> str:
+    """Where two lists of records first differ, in a few words."""
+    if len(a) != len(b):
+        return f"{len(a)} records against {len(b)}"
+    for g, (x, y) in enumerate(zip(a, b)):
+        if _canonical(x) != _canonical(y):
+            field = next((k for k in sorted({*x, *y}) if _canonical(x.get(k, "absent")) != _canonical(
+                y.get(k, "absent"))), "?")
+            return f"record {g}'s {field!r}: {x.get(field, 'absent')!r} against {y.get(field, 'absent')!r}"
+    return "equal"
 
 
 def _parse_line(line: bytes):
@@ -197,7 +312,11 @@ def check_out_dir(out_dir) -> Path:
 
 
 class _WriterLock:
-    """An exclusive ``flock`` on ``<file>.lock`` for one sweep; waits (and says so) when taken."""
+    """An exclusive ``flock`` on ``<file>.lock`` for one sweep; waits (and says so) when taken.
+
+    The lock file is opened without following a symbolic link (one there is refused), created
+    if absent, and never truncated unless it is one damlite made (empty, or ``pid N``): the
+    holder's pid is noted there for the waiting message only."""
 
     def __init__(self, path: Path, say=print):
         self.path = Path(str(path) + ".lock")
@@ -207,24 +326,39 @@ class _WriterLock:
     def __enter__(self):
         import fcntl  # noqa: PLC0415
 
+        _check_writable_file(self.path, "lock file")
         _check_path(self.path, "lock file")
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            self.fh = open(self.path, "a+")
+            try:
+                fd, made = os.open(self.path, flags | os.O_EXCL, 0o666), True
+            except FileExistsError:
+                fd, made = os.open(self.path, flags, 0o666), False
         except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise ResultFileError(f"{self.path} is a symbolic link; a sweep never follows one for its lock "
+                                      f"file: remove the link") from None
             raise ResultFileError(f"cannot open the lock file {self.path}: {err.strerror}; "
                                   f"free some space or choose another --out") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped in since the check above
+            os.close(fd)
+            _check_path(self.path, "lock file")
+            raise ResultFileError(f"{self.path} is not a regular file; remove it or choose another --out")
+        self.fh = os.fdopen(fd, "r+b")
         try:
             fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.fh.seek(0)
-            holder = self.fh.read().strip() or "another process"
+            holder = self.fh.read(64).decode("ascii", "replace").strip() or "another process"
             self.say(f"{self.path.name[:-5]}: another sweep ({holder}) is writing it; waiting for it to finish")
             fcntl.flock(self.fh, fcntl.LOCK_EX)
         try:  # who holds it, for the message above: a note only (a full disk may refuse it)
             self.fh.seek(0)
-            self.fh.truncate()
-            self.fh.write(f"pid {os.getpid()}")
-            self.fh.flush()
+            if made or _is_lock_note(self.fh.read(65)):
+                self.fh.seek(0)
+                self.fh.truncate()
+                self.fh.write(f"pid {os.getpid()}".encode())
+                self.fh.flush()
         except OSError:
             pass
         return self
@@ -239,6 +373,12 @@ class _WriterLock:
             pass
 
 
+def _is_lock_note(data: bytes) -> bool:
+    """True if ``data`` is what damlite writes in a lock file (nothing, or ``pid N``)."""
+    text = data.strip()
+    return not text or (text.startswith(b"pid ") and text[4:].isdigit() and len(text) <= 24)
+
+
 def _repair_tail(path: Path, say=print):
     """Writer only, under the lock: end the file on a newline before appending; returns what it did
     (None when the file already ends on a newline), which it also says unless it only added a newline.
@@ -249,7 +389,7 @@ def _repair_tail(path: Path, say=print):
     """
     if not path.exists():
         return None
-    with open(path, "r+b") as fh:
+    with open(path, "r+b", opener=_no_follow) as fh:
         size = fh.seek(0, os.SEEK_END)
         if size == 0:
             return None
@@ -277,6 +417,11 @@ def _repair_tail(path: Path, say=print):
         fh.flush()
         os.fsync(fh.fileno())
     return did
+
+
+def _no_follow(path, flags):
+    """An ``open`` opener that never follows a symbolic link (ELOOP where ``path`` is one)."""
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
 
 
 def _file_state(path: Path):
@@ -317,8 +462,11 @@ def _append_line(path: Path, obj: dict):
     Returns the file's ``_file_state`` just after the write."""
     data = (json.dumps(obj, separators=(",", ":"), allow_nan=True) + "\n").encode()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as err:
+        if err.errno == errno.ELOOP:
+            _check_writable_file(path)
         raise ResultFileError(_write_error(path, err)) from None
     try:
         start = os.lseek(fd, 0, os.SEEK_END)
@@ -343,7 +491,8 @@ def load_records(path_or_dir, task=None, profile=None, *, blocks=None) -> list[d
 
     With ``blocks``, only the records of those blocks (by key), in their order.
     Each record gains the block's ``seconds`` and ``key``. Reading never
-    modifies the file; invalid lines are skipped with a warning (:func:`read_results`).
+    modifies the file; malformed lines are skipped with a warning, impossible ones refused
+    (:func:`read_results`); of two lines holding one block, the first is used.
     """
     path = Path(path_or_dir)
     if path.is_dir() or task is not None:
