@@ -70,13 +70,21 @@ def _number(what, *, positive=False):
 MAX_BOOTSTRAP = 10_000
 
 
+def _profiles_help() -> str:
+    """Every built-in task's profiles, for ``sweep --help``."""
+    from .sweeps.blocks import BUILTIN_TASKS, get_task  # noqa: PLC0415
+
+    return "; ".join(f"{task}: {', '.join(get_task(task).profiles)}" for task in BUILTIN_TASKS)
+
+
 def _parser():
     p = _Parser(prog="python -m damlite", description="damlite experiments: resumable hyperparameter sweeps.")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("sweep", help="run (or resume) a sweep; every finished block is appended to the result file")
     s.add_argument("task", nargs="?", default="autoassociative", help="registered task (default: autoassociative)")
-    s.add_argument("--profile", default=None, help="quick | full (default: $DAMLITE_PROFILE, else full on a GPU, quick on a CPU)")
+    s.add_argument("--profile", default=None, help=f"{_profiles_help()} (default: $DAMLITE_PROFILE, else full on a GPU, "
+                   "quick on a CPU)")
     s.add_argument("--out", default="results", help="directory of the result file <task>-<profile>.jsonl")
     s.add_argument("--workers", type=_integer(1), default=1,
                    help="local worker processes (default 1: run in this process); at most the pending blocks, "

@@ -123,3 +123,15 @@ def test_specialise_override_refuses_other_values(monkeypatch):
 def test_json_rows_are_plain():
     d = [[[0.0, 1.0], [3.0, 4.0]], [[0.0, 1.2], [3.0, 4.0]]]
     json.dumps(reruns.compare_blocks(_line(d), _line(d, backend="cupy")))
+
+
+def test_sweep_help_lists_every_profile(capsys):
+    from damlite.__main__ import _parser
+    from damlite.sweeps.blocks import get_task
+
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for task in ("autoassociative", "mnist"):
+        for name in get_task(task).profiles:
+            assert name in text, name
