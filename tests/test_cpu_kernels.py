@@ -751,3 +751,34 @@ def test_step_and_complete_kernels_are_bitwise_their_equations_in_numpy(dtype, n
     np.testing.assert_array_equal(velocity.view(bits), v.view(bits))
     np.testing.assert_array_equal(memories.view(bits), z.view(bits))
     assert np.isnan(v[0, 2]).any() and (np.isnan(memories[0, 2]) == np.isnan(v[0, 2])).all()
+
+
+def test_a_cache_that_cannot_be_read_or_written_compiles_in_memory(monkeypatch):
+    """numba's on-disk cache failing (a damaged index, a full or read-only disk) compiles the kernel in memory
+    with one warning, instead of sending the process to the NumPy path."""
+    import pickle
+
+    from damlite.kernels import _cpu_numba
+
+    if not _cpu_numba._CACHE:
+        pytest.skip("no writable cache directory here: nothing is cached")
+
+    class Broken:
+        cache_path = None
+
+        def load_overload(self, sig, target_context):
+            raise pickle.UnpicklingError("damaged index")
+
+        def save_overload(self, sig, cres):
+            raise OSError(28, "No space left on device")
+
+    def plus_one(x):
+        return x + 1
+
+    kernel = _cpu_numba.njit(plus_one)
+    kernel._cache._cache = Broken()
+    monkeypatch.setattr(_cpu_numba, "_cache_failed", [])
+    with pytest.warns(cpu_kernels.CpuKernelsWarning, match="compile in memory"):
+        assert kernel(2.0) == 3.0
+    assert kernel(5.0) == 6.0 and cpu_kernels._failure is None
+    assert isinstance(_cpu_numba.relax._cache, _cpu_numba._TolerantCache)  # every kernel of the module

@@ -123,13 +123,62 @@ class _FirstCompile(numba.core.event.Listener):
 numba.core.event.register("numba:compile", _FirstCompile())
 
 
+_cache_failed = []  # why numba's on-disk cache failed in this process (once it has)
+
+
+class _TolerantCache:
+    """numba's on-disk cache of one kernel (``cache``), where a failure to read or write it (a full or read-only
+    disk, a damaged index) compiles the kernel in memory instead of failing the call: the kernel runs, only
+    the next process compiles it again. One :class:`~damlite.kernels.cpu_kernels.CpuKernelsWarning` per process
+    says why; everything else is numba's cache's own."""
+
+    def __init__(self, cache):
+        self._cache = cache
+
+    def __getattr__(self, name):
+        return getattr(self._cache, name)
+
+    def load_overload(self, sig, target_context):
+        try:
+            return self._cache.load_overload(sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be read: compile
+            _cache_failure("read", exc)
+            return None
+
+    def save_overload(self, sig, cres):
+        try:
+            self._cache.save_overload(sig, cres)
+        except Exception as exc:  # noqa: BLE001 - the compiled kernel is in memory already: it runs
+            _cache_failure("write", exc)
+
+
+def _cache_failure(what, exc):
+    """Note (once per process, one warning) that numba's on-disk cache could not be read or written."""
+    if _cache_failed:
+        return
+    first = (str(exc).strip().splitlines() or [""])[0]
+    _cache_failed.append(f"{type(exc).__name__}: {first}")
+    import warnings  # noqa: PLC0415
+
+    from .cpu_kernels import CpuKernelsWarning  # noqa: PLC0415
+
+    warnings.warn(f"numba could not {what} its on-disk cache of damlite's CPU kernels ({_cache_failed[0]}); they "
+                  f"compile in memory in this process (same results; the next process compiles them again)."
+                  f"{cache_hint()}", CpuKernelsWarning, stacklevel=2)
+
+
 def njit(fn=None, **kw):
-    """numba.njit with this process's caching decision and NumPy's error model: a float division by
-    zero gives inf or NaN (IEEE), as in the NumPy path, not a ZeroDivisionError."""
+    """numba.njit with this process's caching decision (a cache that fails compiles in memory:
+    :class:`_TolerantCache`) and NumPy's error model: a float division by zero gives inf or NaN (IEEE), as in
+    the NumPy path, not a ZeroDivisionError."""
     kw.setdefault("error_model", "numpy")
-    if fn is None:
-        return lambda f: numba.njit(f, cache=_CACHE, **kw)
-    return numba.njit(fn, cache=_CACHE, **kw)
+
+    def build(f):
+        dispatcher = numba.njit(f, cache=_CACHE, **kw)
+        if _CACHE and hasattr(dispatcher, "_cache"):
+            dispatcher._cache = _TolerantCache(dispatcher._cache)
+        return dispatcher
+    return build if fn is None else build(fn)
 
 
 #: The dtypes whose loss kernel asks LLVM for 512-bit vectors (:func:`_wide_vectors`).
