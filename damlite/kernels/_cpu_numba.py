@@ -433,9 +433,9 @@ def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slop
     with F'(u'_i) in ``dfo[i]``: the own pass and the M flipped passes, exponent width ``NB``.
 
     Called with the interaction's kind, ``n1`` and ``NB`` constants (:func:`_loss_grad_kernel`), so
-    that each pass is straight-line vector code writing to its own row of ``dfo`` (with them
-    run-time values the selects on them stay in the loop: ~30 % slower in float64, more in
-    float32); ``rect`` as in :func:`_f_df`."""
+    that each pass is straight-line vector code writing to its own row of ``dfo``; the kernel for any
+    polynomial interaction calls it with the kind and ``n1`` run-time values (the selects on them stay in
+    the loop: 1.6-1.9x the time, bench/HISTORY.md 2026-11-29); ``rect`` as in :func:`_f_df`."""
     _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect)
     for i in range(wg.shape[0]):
         accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one, flush,
