@@ -436,9 +436,10 @@ MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step"
 #: (float64 and float32, K = 100, 10 evaluated neurons); a specialisation costs 2.2-2.5 s to compile, but once per
 #: machine (numba's on-disk cache), not per fit, so the threshold counts a tenth of it against a computation: it
 #: specialises where the other kernel would lose a quarter of a second, from 1.6e8 units (Krotov's MNIST fit from
-#: 3 epochs; the book's demonstrations, the tests and short fits never wait for a compile per degree). The two kernels sum in different orders (they
-#: differ in the last bits), so the choice is made once per computation from its size alone: the same fit
-#: gives the same bits in any process, whatever ran before and whatever the cache holds.
+#: 3 epochs; the tests' small problems and short fits never wait for a compile per degree). The two kernels' sums
+#: run in vector lanes in orders LLVM chooses per kernel (they differ in the last bits; a fixed order would cost
+#: 2.3x, bench/HISTORY.md), so the choice is made once per computation from its size alone: the same fit gives
+#: the same bits in any process, whatever ran before and whatever the cache holds.
 #: 0: always specialised (``DAMLITE_SPECIALISE=always|never`` overrides the rule, for rounding-level reruns).
 SPECIALISE_FROM = 160_000_000
 
