@@ -290,22 +290,30 @@ def timing(out, epochs=3, time_limit=60.0):
 
     run("damlite_fused", "auto")  # whole epochs, row-wise loss kernels
     run("damlite_threepass", "threepass")  # whole epochs, the three-pass loss kernels
-    # the ceiling: the similarity and gradient products of every minibatch, nothing else
-    mem = cupy.asarray(np.zeros((G, 256, 794)) + 0.01)
-    probes = cupy.asarray(np.concatenate([X, -np.ones((len(X), 10))], axis=1))
-    times = []
-    for _ in range(3):
-        cupy.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        for s in range(0, len(X), 1000):
-            xb = probes[s:s + 1000]
-            d = xb @ cupy.swapaxes(mem, 1, 2)
-            _ = cupy.swapaxes(d, 1, 2) @ xb
-        cupy.cuda.Device().synchronize()
-        times.append(time.perf_counter() - t0)
-    rep["ceiling"] = {"median": float(np.median(times))}
+    def ceiling(dtype):
+        """The similarity and gradient products of every minibatch in ``dtype``, nothing else (medians of 3)."""
+        from damlite.backend import pin_full_float32
+
+        pin_full_float32()  # float32 products at full precision, as damlite's own
+        mem = cupy.asarray(np.zeros((G, 256, 794)) + 0.01, dtype=dtype)
+        probes = cupy.asarray(np.concatenate([X, -np.ones((len(X), 10))], axis=1), dtype=dtype)
+        times = []
+        for _ in range(3):
+            cupy.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            for s in range(0, len(X), 1000):
+                xb = probes[s:s + 1000]
+                d = xb @ cupy.swapaxes(mem, 1, 2)
+                _ = cupy.swapaxes(d, 1, 2) @ xb
+            cupy.cuda.Device().synchronize()
+            times.append(time.perf_counter() - t0)
+        return {"median": float(np.median(times)), "dtype": dtype}
+
+    rep["ceiling"] = ceiling("float64")
+    rep["ceiling_float32"] = ceiling("float32")
     write()
-    print("ceiling", rep["ceiling"]["median"], "s per block-epoch", flush=True)
+    print("ceiling", rep["ceiling"]["median"], "float32", rep["ceiling_float32"]["median"], "s per block-epoch",
+          flush=True)
     run("damlite_fused_float32", "auto", "float32")
     run("damlite_threepass_float32", "threepass", "float32")
     run("damlite_minibatch", "minibatch")
@@ -350,6 +358,9 @@ def timing(out, epochs=3, time_limit=60.0):
     for name in ("threepass", "minibatch", "reference", "fused_float32", "threepass_float32"):
         if isinstance(rep.get("damlite_" + name), dict):
             rep["ratios"][f"{name}_over_fused"] = rep["damlite_" + name]["median_after_first"] / f
+    if isinstance(rep.get("damlite_fused_float32"), dict):
+        rep["ratios"]["fused_float32_over_ceiling_float32"] = (rep["damlite_fused_float32"]["median_after_first"]
+                                                              / rep["ceiling_float32"]["median"])
     if isinstance(rep.get("damlite_threepass"), dict):
         rep["ratios"]["threepass_over_ceiling"] = rep["damlite_threepass"]["median_after_first"] / rep["ceiling"]["median"]
     if isinstance(rep.get("torch"), dict):

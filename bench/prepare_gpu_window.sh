@@ -60,4 +60,4 @@ fi
 
 echo "carried: .whl $(du -sh .whl | cut -f1) ($(ls .whl | tr '\n' ' ')), .mnist $(du -sh .mnist | cut -f1)"
 echo "the GPU window's one call (device tool \`run\`), from this checkout at $HEAD:"
-printf '  run(command="DAMLITE_GIT_COMMIT=%s PROFILE=0 bash bench/gpu_session.sh 500", carry=[".whl", ".mnist"], timeout_s=545)\n' "$HEAD"
+printf '  run(command="DAMLITE_GIT_COMMIT=%s PROFILE=0 bash bench/gpu_window.sh 500", carry=[".whl", ".mnist"], timeout_s=545)\n' "$HEAD"

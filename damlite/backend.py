@@ -40,6 +40,7 @@ __all__ = [
     "BackendUnavailableError",
     "BackendInfo",
     "array_namespace",
+    "pin_full_float32",
     "backend_info",
     "get_backend",
     "to_numpy",
@@ -115,12 +116,50 @@ _cache: dict[str, tuple[object, BackendInfo]] = {}
 _announced = False
 
 
+def _tf32_asked() -> str | None:
+    """The value of ``CUPY_TF32`` where it asks CuPy for TF32 products (CuPy's rule: an integer above 0; a value
+    that is not an integer counts as asking), else None."""
+    raw = os.environ.get("CUPY_TF32", "").strip()
+    try:
+        return raw if raw and int(raw) > 0 else None
+    except ValueError:
+        return raw
+
+
+def pin_full_float32():
+    """CuPy's matrix products in float32 and complex64 at full precision whatever ``CUPY_TF32`` says; raises
+    :class:`BackendUnavailableError` (one line) where CuPy offers no way to pin them and ``CUPY_TF32`` asks for TF32.
+
+    With ``CUPY_TF32=1`` CuPy runs float32 products on TF32 tensor cores (inputs rounded to a 10-bit
+    mantissa, ~1e-3 relative), which the precision chapters would not survive, and says nothing. CuPy
+    reads the variable once per dtype, at its first product, and keeps the answer; this sets that answer
+    for the whole process to its default compute type (what CuPy uses with ``CUPY_TF32`` unset): full
+    float32 products through cuBLAS. Called where damlite chooses CuPy (:func:`get_backend`) and before each fit
+    on CuPy arrays (:func:`damlite.kernels.gpu_kernels.usable`), so that a product of damlite's never runs in
+    TF32, even after other code of the process switched it on. No-op where CuPy is not imported.
+    """
+    if "cupy" not in sys.modules:
+        return
+    try:
+        from cupy._core import _routines_linalg as linalg  # noqa: PLC0415
+
+        for dtype in (np.float32, np.complex64):
+            linalg.set_compute_type(dtype, linalg.COMPUTE_TYPE_DEFAULT)
+    except Exception as exc:  # noqa: BLE001 - CuPy's internals moved
+        asked = _tf32_asked()
+        if asked is not None:
+            raise BackendUnavailableError(
+                f"CUPY_TF32={asked} asks CuPy for TF32 float32 products (a 10-bit mantissa) and this CuPy cannot be "
+                f"told otherwise ({type(exc).__name__}): unset CUPY_TF32 to run damlite on CuPy") from exc
+
+
 def _probe_cupy():
     """Return (cupy module, device description) or raise with the reason."""
     try:
         import cupy  # noqa: PLC0415
     except Exception as exc:  # ImportError, or a broken CUDA library
         raise BackendUnavailableError(f"CuPy is not importable ({type(exc).__name__}: {exc})") from exc
+    pin_full_float32()  # before any product: CUPY_TF32 never decides damlite's precision
     try:
         n_devices = cupy.cuda.runtime.getDeviceCount()
         if n_devices < 1:

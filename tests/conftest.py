@@ -11,10 +11,10 @@ The fast run (``python -m pytest -n 2``, the README's) and the full suite (``--f
 
 * without ``--full``, tests marked ``slow`` are deselected (unless ``-m`` chooses, or the test is
   named on the command line), and the CPU loss kernel specialises as in any process: the tests' small
-  problems run the kernel compiled for any interaction and n (damlite.kernels._cpu_numba's
-  ``SPECIALISE_AFTER``), and the specialised kernels are compiled by the tests that check them
-  (tests/test_cpu_kernels.py: bitwise the kernel for any). ``--full`` specialises at every first call
-  (``SPECIALISE_AFTER = 0``), so every kernel test runs on the specialised kernels too;
+  problems run the kernel compiled for any polynomial interaction (below damlite.kernels.cpu_kernels'
+  ``SPECIALISE_FROM``), and the specialised kernels are compiled by the tests that check them
+  (tests/test_cpu_kernels.py: to rounding the kernel for any). ``--full`` specialises every computation
+  (``SPECIALISE_FROM = 0``), so every kernel test runs on the specialised kernels too;
 * a test that skips because a module does not import fails instead, unless the module is one of
   :data:`OPTIONAL_MODULES`: ``pip install -e ".[dev]"`` installs everything else the tests import.
 """
@@ -129,11 +129,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if not config.getoption("--full"):
         return
-    try:
-        from damlite.kernels import _cpu_numba  # noqa: PLC0415 - imports numba
-    except ImportError:
-        return  # no numba: nothing is compiled
-    _cpu_numba.SPECIALISE_AFTER = 0  # every first call compiles its specialisation (the kernel tests run on them)
+    from damlite.kernels import cpu_kernels  # noqa: PLC0415 - numba is imported on first use only
+
+    cpu_kernels.SPECIALISE_FROM = 0  # every computation runs its specialisation (the kernel tests run on them)
 
 
 def pytest_report_header(config):

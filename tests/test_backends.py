@@ -269,3 +269,79 @@ def test_estimator_dtype_auto_follows_the_device(monkeypatch):
     assert est.dtype_ == np.float32 and damlite.to_numpy(est.memories_).dtype == np.float32
     orig = damlite.DenseAssociativeMemory(4, n=3, variant="original", epochs=2, backend="numpy", random_state=0).fit(X)
     assert orig.dtype_ == np.float64
+
+
+# ------------------------------------------------------------------ TF32 never silent
+def _fake_cupy(monkeypatch, linalg):
+    """A stand-in for CuPy with ``cupy._core._routines_linalg`` = ``linalg`` and no GPU (cupy.cuda missing)."""
+    import types
+
+    cupy, core = types.ModuleType("cupy"), types.ModuleType("cupy._core")
+    core._routines_linalg = linalg
+    cupy._core = core
+    for name, module in (("cupy", cupy), ("cupy._core", core), ("cupy._core._routines_linalg", linalg)):
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+@pytest.mark.parametrize("asked", ["1", "0", None])
+def test_cupy_float32_products_are_pinned_to_full_precision_whatever_cupy_tf32_says(monkeypatch, asked):
+    """Choosing CuPy sets CuPy's compute type of float32 and complex64 products to its default (full float32
+    precision through cuBLAS) before anything else runs, whatever CUPY_TF32 asks (CuPy would otherwise read it
+    at its first product and run TF32); a fit on CuPy arrays pins it again."""
+    import types
+
+    import damlite.backend as be
+    from damlite.kernels import gpu_kernels
+
+    calls = []
+    linalg = types.SimpleNamespace(COMPUTE_TYPE_DEFAULT=1, COMPUTE_TYPE_TF32=7,
+                                   set_compute_type=lambda dtype, kind: calls.append((np.dtype(dtype), kind)))
+    _fake_cupy(monkeypatch, linalg)
+    if asked is None:
+        monkeypatch.delenv("CUPY_TF32", raising=False)
+    else:
+        monkeypatch.setenv("CUPY_TF32", asked)
+    with pytest.raises(be.BackendUnavailableError):  # the stand-in has no GPU: pinned first, then refused
+        be._probe_cupy()
+    assert calls == [(np.dtype(np.float32), 1), (np.dtype(np.complex64), 1)]
+    calls.clear()
+    monkeypatch.setattr(gpu_kernels, "is_cupy_namespace", lambda xp: True)
+    monkeypatch.setattr(gpu_kernels, "available", lambda: False)
+    gpu_kernels.usable(types.ModuleType("cupy_namespace"))
+    assert calls == [(np.dtype(np.float32), 1), (np.dtype(np.complex64), 1)]
+
+
+def test_a_cupy_that_cannot_be_pinned_is_refused_in_one_line_only_where_cupy_tf32_asks_for_tf32(monkeypatch):
+    import types
+
+    import damlite.backend as be
+
+    _fake_cupy(monkeypatch, types.SimpleNamespace())  # no set_compute_type: CuPy's internals moved
+    for value in ("1", "yes"):
+        monkeypatch.setenv("CUPY_TF32", value)
+        with pytest.raises(be.BackendUnavailableError, match="CUPY_TF32") as caught:
+            be.pin_full_float32()
+        assert "\n" not in str(caught.value)
+    for value in ("0", ""):
+        monkeypatch.setenv("CUPY_TF32", value)
+        be.pin_full_float32()  # nothing asks for TF32: CuPy's default is full precision
+
+
+@pytest.mark.gpu
+def test_cupy_float32_products_keep_float32_precision_with_cupy_tf32_set(cupy_backend, monkeypatch):
+    """On the GPU: with CUPY_TF32=1 and CuPy's choice not yet made, a float32 product after damlite pinned it
+    agrees with float64 to float32 rounding (~1e-6 relative), not TF32's ~1e-3."""
+    import cupy
+    from cupy._core import _routines_linalg as linalg
+
+    import damlite.backend as be
+
+    monkeypatch.setenv("CUPY_TF32", "1")
+    linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_TBD)  # as in a fresh process: CuPy reads CUPY_TF32 again
+    be.pin_full_float32()
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((512, 512)), rng.standard_normal((512, 512))
+    got = cupy.asnumpy(cupy.asarray(a, dtype=cupy.float32) @ cupy.asarray(b, dtype=cupy.float32))
+    want = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
+    assert np.abs(got - want).max() / np.abs(want).max() < 1e-5
+    linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_TBD)

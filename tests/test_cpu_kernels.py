@@ -72,6 +72,16 @@ _SPECIALISED = [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
                     ("leaky_rectified_polynomial", 1, {"epsilon": 0.3})]]]
 
 
+def _cpu_numba_key(kind, n, special):
+    """The loss kernel (its key in damlite.kernels._cpu_numba._LOSS_GRAD) that runs (kind, n): (kind, n) specialised,
+    else (None, 5) or (None, 7), the kernel for any polynomial interaction of that exponent width."""
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    key = _cpu_numba.loss_grad_key(kind, n, special)
+    assert key == ((kind, n) if special else (None, 5 if n - 1 < 32 else 7)), key
+    return key
+
+
 def _route(monkeypatch, specialise_from):
     """A fresh set of built loss kernels, and cpu_kernels.SPECIALISE_FROM set (0: always specialised)."""
     from damlite.kernels import _cpu_numba  # noqa: PLC0415
@@ -85,9 +95,10 @@ def _route(monkeypatch, specialise_from):
 @pytest.mark.parametrize("name, n, kw", _SPECIALISED)
 @pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow)])
 def test_specialised_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, name, n, kw, dtype):
-    """The loss kernel specialised for (kind, n) and the one for any interaction: the same loss, gradient and
-    finiteness to rounding (their sums run in different orders), from arguments that are small (flushed to
-    zero), ordinary, saturating and overflowing; each call ran the kernel it was routed to."""
+    """The loss kernel specialised for (kind, n) and the one for any polynomial interaction (kind and exponent
+    at run time): the same loss, gradient and finiteness to rounding (LLVM may order their sums differently), from
+    arguments that are small (flushed to zero), ordinary, saturating and overflowing; each call ran the kernel it
+    was routed to."""
     rng = np.random.default_rng(n)
     G, K, N = 4, 24, 30
     mem = (rng.uniform(-1, 1, (G, K, N)) * np.array([1e-3, 0.05, 1.0, 40.0])[:, None, None]).astype(dtype)
@@ -99,7 +110,8 @@ def test_specialised_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, nam
     for label, specialise_from in (("any", 10 ** 18), ("specialised", 0)):
         built = _route(monkeypatch, specialise_from)
         runs[label] = loss_and_gradient(mem, X, X[:, neurons], F, b, b, error_exponent=3, neurons=neurons)
-        assert set(built) == {(None, None) if label == "any" else (cpu_kernels.interaction_code(F)[0], n)}
+        kind = cpu_kernels.interaction_code(F)[0]
+        assert set(built) == {_cpu_numba_key(kind, n, label == "specialised")}
     (l0, g0, f0), (l1, g1, f1) = runs["any"], runs["specialised"]
     np.testing.assert_array_equal(f1, f0)
     assert f0.any(), "every network overflowed: the comparison saw no finite value"
@@ -121,13 +133,13 @@ def test_a_fit_chooses_its_loss_kernel_once_from_its_size(monkeypatch):
     for label, specialise_from in (("short", work + 1), ("long", work)):
         built = _route(monkeypatch, specialise_from)
         fits[label] = train_memories(mem, X, X, F, epochs=4, **kw)
-        assert set(built) == {(None, None) if label == "short" else (cpu_kernels.interaction_code(F)[0], 3)}, label
+        assert set(built) == {_cpu_numba_key(cpu_kernels.interaction_code(F)[0], 3, label == "long")}, label
         again = train_memories(mem, X, X, F, epochs=4, **kw)
         np.testing.assert_array_equal(again.memories, fits[label].memories)
     np.testing.assert_allclose(fits["long"].memories, fits["short"].memories, rtol=1e-9, atol=1e-12)
     built = _route(monkeypatch, work)
     loss_and_gradient(mem, X, X, F, 0.1, 0.1)  # alone, one call: its own 40 x 9 x 14 units, below
-    assert set(built) == {(None, None)}
+    assert set(built) == {_cpu_numba_key(cpu_kernels.interaction_code(F)[0], 3, False)}
 
 
 def test_exact_ties_follow_the_zero_sign_convention(monkeypatch):
@@ -751,3 +763,34 @@ def test_step_and_complete_kernels_are_bitwise_their_equations_in_numpy(dtype, n
     np.testing.assert_array_equal(velocity.view(bits), v.view(bits))
     np.testing.assert_array_equal(memories.view(bits), z.view(bits))
     assert np.isnan(v[0, 2]).any() and (np.isnan(memories[0, 2]) == np.isnan(v[0, 2])).all()
+
+
+def test_a_cache_that_cannot_be_read_or_written_compiles_in_memory(monkeypatch):
+    """numba's on-disk cache failing (a damaged index, a full or read-only disk) compiles the kernel in memory
+    with one warning, instead of sending the process to the NumPy path."""
+    import pickle
+
+    from damlite.kernels import _cpu_numba
+
+    if not _cpu_numba._CACHE:
+        pytest.skip("no writable cache directory here: nothing is cached")
+
+    class Broken:
+        cache_path = None
+
+        def load_overload(self, sig, target_context):
+            raise pickle.UnpicklingError("damaged index")
+
+        def save_overload(self, sig, cres):
+            raise OSError(28, "No space left on device")
+
+    def plus_one(x):
+        return x + 1
+
+    kernel = _cpu_numba.njit(plus_one)
+    kernel._cache._cache = Broken()
+    monkeypatch.setattr(_cpu_numba, "_cache_failed", [])
+    with pytest.warns(cpu_kernels.CpuKernelsWarning, match="compile in memory"):
+        assert kernel(2.0) == 3.0
+    assert kernel(5.0) == 6.0 and cpu_kernels._failure is None
+    assert isinstance(_cpu_numba.relax._cache, _cpu_numba._TolerantCache)  # every kernel of the module

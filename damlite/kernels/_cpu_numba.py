@@ -123,13 +123,62 @@ class _FirstCompile(numba.core.event.Listener):
 numba.core.event.register("numba:compile", _FirstCompile())
 
 
+_cache_failed = []  # why numba's on-disk cache failed in this process (once it has)
+
+
+class _TolerantCache:
+    """numba's on-disk cache of one kernel (``cache``), where a failure to read or write it (a full or read-only
+    disk, a damaged index) compiles the kernel in memory instead of failing the call: the kernel runs, only
+    the next process compiles it again. One :class:`~damlite.kernels.cpu_kernels.CpuKernelsWarning` per process
+    says why; everything else is numba's cache's own."""
+
+    def __init__(self, cache):
+        self._cache = cache
+
+    def __getattr__(self, name):
+        return getattr(self._cache, name)
+
+    def load_overload(self, sig, target_context):
+        try:
+            return self._cache.load_overload(sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be read: compile
+            _cache_failure("read", exc)
+            return None
+
+    def save_overload(self, sig, cres):
+        try:
+            self._cache.save_overload(sig, cres)
+        except Exception as exc:  # noqa: BLE001 - the compiled kernel is in memory already: it runs
+            _cache_failure("write", exc)
+
+
+def _cache_failure(what, exc):
+    """Note (once per process, one warning) that numba's on-disk cache could not be read or written."""
+    if _cache_failed:
+        return
+    first = (str(exc).strip().splitlines() or [""])[0]
+    _cache_failed.append(f"{type(exc).__name__}: {first}")
+    import warnings  # noqa: PLC0415
+
+    from .cpu_kernels import CpuKernelsWarning  # noqa: PLC0415
+
+    warnings.warn(f"numba could not {what} its on-disk cache of damlite's CPU kernels ({_cache_failed[0]}); they "
+                  f"compile in memory in this process (same results; the next process compiles them again)."
+                  f"{cache_hint()}", CpuKernelsWarning, stacklevel=2)
+
+
 def njit(fn=None, **kw):
-    """numba.njit with this process's caching decision and NumPy's error model: a float division by
-    zero gives inf or NaN (IEEE), as in the NumPy path, not a ZeroDivisionError."""
+    """numba.njit with this process's caching decision (a cache that fails compiles in memory:
+    :class:`_TolerantCache`) and NumPy's error model: a float division by zero gives inf or NaN (IEEE), as in
+    the NumPy path, not a ZeroDivisionError."""
     kw.setdefault("error_model", "numpy")
-    if fn is None:
-        return lambda f: numba.njit(f, cache=_CACHE, **kw)
-    return numba.njit(fn, cache=_CACHE, **kw)
+
+    def build(f):
+        dispatcher = numba.njit(f, cache=_CACHE, **kw)
+        if _CACHE and hasattr(dispatcher, "_cache"):
+            dispatcher._cache = _TolerantCache(dispatcher._cache)
+        return dispatcher
+    return build if fn is None else build(fn)
 
 
 #: The dtypes whose loss kernel asks LLVM for 512-bit vectors (:func:`_wide_vectors`).
@@ -384,9 +433,9 @@ def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slop
     with F'(u'_i) in ``dfo[i]``: the own pass and the M flipped passes, exponent width ``NB``.
 
     Called with the interaction's kind, ``n1`` and ``NB`` constants (:func:`_loss_grad_kernel`), so
-    that each pass is straight-line vector code writing to its own row of ``dfo`` (with them
-    run-time values the selects on them stay in the loop: ~30 % slower in float64, more in
-    float32); ``rect`` as in :func:`_f_df`."""
+    that each pass is straight-line vector code writing to its own row of ``dfo``; the kernel for any
+    polynomial interaction calls it with the kind and ``n1`` run-time values (the selects on them stay in
+    the loop: 1.6-1.9x the time, bench/HISTORY.md 2026-11-29); ``rect`` as in :func:`_f_df`."""
     _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect)
     for i in range(wg.shape[0]):
         accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one, flush,
@@ -526,9 +575,12 @@ def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, tw
 def _loss_grad_kernel(KIND, N):
     """The loss kernel for one interaction: for the polynomial kinds with n <= 128, compiled with the
     kind and the exponent as constants (:func:`_row_passes_nb`: the squarings of x**(n-1)
-    unrolled, no select on the exponent's bits); otherwise (KIND None) for any kind and n
-    (:func:`_row_passes_any`). Each is compiled on first use and cached on disk where
-    possible (numba keys a closure's cache entry by the values it captures).
+    unrolled, no select on the exponent's bits); with KIND None and N the exponent's width (5 or 7
+    squarings), the same passes for any polynomial kind and n below 2**N, the kind and the exponent's
+    bits run-time values (selects in the loop, one compile per width and dtype; measured 1.6-1.9x the
+    specialised kernel's time, where the pass-per-step kernel took 3.4-4.0x); otherwise (both None) for any
+    kind and n (:func:`_row_passes_any`: the exponential and n > 128). Each is compiled on first use and
+    cached on disk where possible (numba keys a closure's cache entry by the values it captures).
 
     The kernel runs the (network, chunk of rows) jobs ``j_lo`` to ``j_hi`` (job g n_chunks + c), releasing
     the GIL: :func:`damlite.kernels.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
@@ -537,9 +589,10 @@ def _loss_grad_kernel(KIND, N):
     work array is its own allocation (no aliasing for the vectoriser to guard against).
     """
     SPECIAL = KIND is not None
+    WIDTH = KIND is None and N is not None  # the passes of _row_passes_nb, kind and n at run time
     KIND_ = RECTIFIED if KIND is None else KIND
-    N1 = 1 if N is None else N - 1
-    NB = 5 if N1 < 32 else 7
+    N1 = 1 if N is None or WIDTH else N - 1
+    NB = N if WIDTH else (5 if N1 < 32 else 7)
     RECT = SPECIAL and KIND_ == RECTIFIED and N1 >= 1  # the shorter rectified F, F' (see _f_df)
 
     @njit(nogil=True, fastmath={"reassoc"})
@@ -567,6 +620,9 @@ def _loss_grad_kernel(KIND, N):
                 if SPECIAL:
                     _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, KIND_, N1, nf, slope, zero, one,
                                    flush, oth, fo, NB, RECT)
+                elif WIDTH:
+                    _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n - 1, nf, slope, zero, one,
+                                   flush, oth, fo, NB, False)
                 else:
                     _row_passes_any(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one,
                                     flush, scratch, oth, fo, zeros)
@@ -585,6 +641,17 @@ def _loss_grad_kernel(KIND, N):
 _LOSS_GRAD = {}
 
 
+def loss_grad_key(kind, n, special):
+    """The key of :data:`_LOSS_GRAD` (the arguments of :func:`_loss_grad_kernel`) that runs (kind, n): (kind, n)
+    where ``special``, (None, 5) or (None, 7) (the exponent's width) for the other polynomial kinds with n <= 128,
+    (None, None) for the rest."""
+    if kind == EXPONENTIAL or n - 1 >= 128:
+        return None, None
+    if special:
+        return kind, n
+    return None, (5 if n - 1 < 32 else 7)
+
+
 def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
               loss_part, r, grad_part, j_lo, j_hi, special):
     """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns,
@@ -593,9 +660,9 @@ def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, 
     Row (g, b) of ``d``/``r`` is g*d_g + b*d_b, of ``xs``/``targets`` g*x_g + b*x_b
     (a shared minibatch has x_g = 0). Runs the kernel of :func:`_loss_grad_kernel` for
     (kind, n) where ``special`` (:func:`damlite.kernels.cpu_kernels.specialised`), else the one
-    for any interaction; each built once per process.
+    for the exponent's width, or for any interaction (the exponential, n > 128); each built once per process.
     """
-    key = (kind, n) if special and kind != EXPONENTIAL and n - 1 < 128 else (None, None)
+    key = loss_grad_key(kind, n, special)
     kernel = _LOSS_GRAD.get(key)
     if kernel is None:
         kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)

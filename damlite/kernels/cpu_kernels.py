@@ -47,10 +47,13 @@ the NumPy path runs silently (``DAMLITE_CPU_KERNELS=numba`` warns). Any failure
 importing it or compiling or caching a kernel sends the computation to the NumPy path,
 with one :class:`CpuKernelsWarning` per process saying why and how to silence it. Kernels are
 compiled lazily (on first call, per dtype) and cached on disk only where numba finds a
-writable cache directory. The loss kernel comes in two forms: one for any interaction and
-degree (compiled once per dtype), and one specialised for an interaction and degree (compiled
-per degree, ~2.5 s each, 1.25-1.55x faster); a computation runs the specialised one only where
-its size pays for the compile (:data:`SPECIALISE_FROM`: a long fit, not a demonstration).
+writable cache directory (a cache that cannot be read or written compiles in memory, with one
+warning). The loss kernel comes in two forms: one for any polynomial interaction (the kind and the
+exponent's bits run-time values; compiled once per dtype and exponent width; the exponential and n > 128
+take a kernel for any interaction), and one specialised for an interaction and degree (compiled per
+degree, ~2.5 s each, once per machine: numba caches it on disk; 1.6-1.9x faster); a computation runs the
+specialised one where its size pays for a tenth of the compile (:data:`SPECIALISE_FROM`: Krotov's MNIST fit
+from 3 epochs, not a demonstration or a test).
 
 Threads and determinism
 -----------------------
@@ -424,16 +427,21 @@ MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step"
 
 
 #: The least work from which a computation runs the loss kernel specialised for its (interaction, n) (the
-#: exponent's squarings unrolled, compiled per (kind, n) and dtype) instead of the one for any interaction
-#: (compiled once per dtype). Work: a fit's epochs x rows x networks x memories x evaluated neurons
-#: (:func:`planned_work`), else one call's rows x networks x memories x evaluated neurons. Measured on this
-#: project's 2-core machine, one thread: a specialisation costs 2.2-2.5 s to compile and runs 1.25-1.55x faster,
-#: saving 1.8-1.9e-9 s per unit of work (float64 and float32), so it pays from about 1.3e9 units: Krotov's
-#: MNIST fit specialises, the book's demonstrations, the tests and short fits never wait for a compile per
-#: degree. The two kernels sum in different orders (they differ in the last bits), so the choice is made once
-#: per computation from its size alone: the same fit gives the same bits in any process, whatever ran before.
-#: 0: always specialised (benchmarks of a long fit's epochs set it).
-SPECIALISE_FROM = 1_300_000_000
+#: exponent's squarings unrolled, compiled per (kind, n) and dtype) instead of the one for any polynomial
+#: interaction (the kind and the exponent's bits run-time values, compiled once per dtype and exponent width).
+#: Work: a fit's epochs x rows x networks x memories x evaluated neurons (:func:`planned_work`), else one call's
+#: rows x networks x memories x evaluated neurons. Measured on this project's 2-core machine, one thread, in one
+#: run (bench/HISTORY.md, 2026-11-29, process CPU time): the kernel for any polynomial interaction takes 1.6-1.9x
+#: the specialised one's time (the pass-per-step kernel it replaced: 3.4-4.0x), losing 1.5e-9 s per unit of work
+#: (float64 and float32, K = 100, 10 evaluated neurons); a specialisation costs 2.2-2.5 s to compile, but once per
+#: machine (numba's on-disk cache), not per fit, so the threshold counts a tenth of it against a computation: it
+#: specialises where the other kernel would lose a quarter of a second, from 1.6e8 units (Krotov's MNIST fit from
+#: 3 epochs; the tests' small problems and short fits never wait for a compile per degree). The two kernels' sums
+#: run in vector lanes in orders LLVM chooses per kernel (they differ in the last bits; a fixed order would cost
+#: 2.3x, bench/HISTORY.md), so the choice is made once per computation from its size alone: the same fit gives
+#: the same bits in any process, whatever ran before and whatever the cache holds.
+#: 0: always specialised (``DAMLITE_SPECIALISE=always|never`` overrides the rule, for rounding-level reruns).
+SPECIALISE_FROM = 160_000_000
 
 _planned = threading.local()
 

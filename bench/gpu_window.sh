@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The one command for a GPU window: checks, timings, the book's chapters, then MNIST sweep blocks.
 #
-#   bash bench/gpu_session.sh BUDGET_S          # e.g. 500 for a 9-minute command
+#   bash bench/gpu_window.sh BUDGET_S          # e.g. 500 for a 9-minute command
 #
-# In order, each step logged to $OUT (or bench/results/gpu-session/), never past BUDGET_S seconds:
-#   1. the GPU, driver, CUDA, CuPy, numba and torch versions              -> session.log
+# In order, each step logged to $OUT (or bench/results/gpu-window/), never past BUDGET_S seconds:
+#   1. the GPU, driver, CUDA, CuPy, numba and torch versions              -> window.log
 #   2. damlite installed from .whl/ (else from this checkout) into /tmp/site, with the wheels
 #      it needs that the machine lacks; the CuPy test subset run against the installed
 #      package: the GPU files' CuPy tests, then every test marked `gpu` (<= 90 s each)
-#                                                                         -> session.log
+#                                                                         -> window.log
 #   3. the fused kernels against the reference path on one small block: whole epochs
 #      (damlite.kernels.gpu_fit) and the per-minibatch kernels; the rest runs on the fastest path
 #      that agrees (whole epochs, else DAMLITE_GPU_KERNELS=threepass, else minibatch, else reference)
@@ -22,8 +22,8 @@
 #   7. sweep blocks until the budget is spent: the missing `mnist-short` grids, then
 #      `mnist-full`; every block is appended when it finishes; the block in flight when
 #      the budget ends is lost and runs next time                        -> mnist/mnist-*.jsonl
-#   8. a summary naming the device, with each step's seconds              -> session.json
-# At most 8 files come back (session.log, six JSON files, the result files).
+#   8. a summary naming the device, with each step's seconds              -> window.json
+# At most 8 files come back (window.log, six JSON files, the result files).
 # Compare the chapter records with a CPU run of the same commit:
 #   python bench/chapters.py compare CPU.json chapters-gpu.json
 # Copy mnist/*.jsonl back into book/results/mnist/ and commit; the next window resumes.
@@ -35,12 +35,12 @@ BUDGET="${1:-520}"
 START=$(date +%s)
 cd "$(dirname "$0")/.."
 REPO="$PWD"
-OUTDIR="${OUT:-bench/results/gpu-session}"
+OUTDIR="${OUT:-bench/results/gpu-window}"
 mkdir -p "$OUTDIR/mnist"
 OUTDIR="$(cd "$OUTDIR" && pwd)"
 PY="${PYTHON:-python3}"
-LOG="$OUTDIR/session.log"
-TMP=/tmp/damlite-session
+LOG="$OUTDIR/window.log"
+TMP=/tmp/damlite-window
 rm -rf "$TMP"; mkdir -p "$TMP"
 STEPS="$TMP/steps.tsv"
 : > "$STEPS"
@@ -183,7 +183,7 @@ for f in sorted((out / "mnist").glob("*.jsonl")):
     summary[f.name] = [{"key": x["key"][:60], "device": x["provenance"].get("device"),
                         "seconds": x["provenance"].get("seconds"), "gpu_kernels": x["provenance"].get("gpu_kernels"),
                         "median_epoch_seconds": x["records"][0].get("median_epoch_seconds")} for x in lines]
-(out / "session.json").write_text(json.dumps(summary, indent=1))
+(out / "window.json").write_text(json.dumps(summary, indent=1))
 print(json.dumps({k: summary[k] for k in ("steps",)}, indent=None))
 PY
 say "done"

@@ -1,0 +1,167 @@
+#!/usr/bin/env python
+"""What a user gets: the default CPU path (no setting forced) timed beside its matrix products, in one run.
+
+    python bench/default_path.py --rounds 3 --out bench/results/default-path-<date>-<commit>.json
+
+One process on one thread (BLAS and numba held to one thread before anything loads), process CPU
+time, contenders round robin, medians over ``--rounds``:
+
+* ``krotov_float64`` / ``krotov_float32``: Krotov & Hopfield's MNIST configuration (bench/cpu_epoch.py's
+  settings; float64 original network, float32 normalized) fitted for ``--epochs`` epochs (20, as a
+  student runs it) on all 60 000 digits, on the default path: whatever kernel the fit's size chooses
+  (:data:`damlite.kernels.cpu_kernels.SPECIALISE_FROM`); seconds per epoch = the whole fit's CPU time /
+  epochs (its setup included: this overstates an epoch by the setup's share), with the test accuracy;
+* ``products_float64`` / ``products_float32``: the two matrix products of each of the epoch's 60
+  minibatches (X_b Z^T and r^T X_b), the yardstick;
+* ``author_example_default`` / ``_specialised`` / ``_generic``: the paper author's autoassociative example
+  (N = K = 100, 25 states, full batch, rectified n = 5, T = 50, lr 0.2, momentum 0.6, clamped;
+  bench/threads.py's) for ``--author-epochs`` epochs through :func:`damlite.training.train_memories`, on the
+  default path and with ``DAMLITE_SPECIALISE=always`` and ``never``; seconds per epoch = fit / epochs.
+
+Which loss kernels each contender built is recorded (their keys), with the 1-minute load average before
+every round: the project's machine is shared, so only ratios from the same run mean anything.
+Krotov's notebook and the author's PyTorch are not run here (bench/cpu_epoch.py runs them).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--author-epochs", type=int, default=200)
+    p.add_argument("--out", default=None)
+    p.add_argument("--data-dir", default=None)
+    args = p.parse_args(argv)
+    if not 1 <= args.rounds <= 50 or not 1 <= args.epochs <= 500 or not 1 <= args.author_epochs <= 100_000:
+        p.error("--rounds 1..50, --epochs 1..500, --author-epochs 1..100000")
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[var] = "1"
+    os.environ.pop("DAMLITE_SPECIALISE", None)
+    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(HERE))
+    import numpy as np  # noqa: PLC0415
+
+    from cpu_epoch import KROTOV, _estimator  # noqa: PLC0415
+    from damlite.datasets import load_mnist  # noqa: PLC0415
+    from damlite.interactions import make_interaction  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba, cpu_kernels  # noqa: PLC0415
+    from damlite.sweeps.experiments import provenance  # noqa: PLC0415
+    from damlite.training import train_memories  # noqa: PLC0415
+
+    clock = time.process_time
+    data = load_mnist(source="full", data_dir=args.data_dir, validation_size=0, dtype="float64")
+    rng = np.random.default_rng(0)
+    probes = np.concatenate([data.X_train, -np.ones((len(data.X_train), 10))], axis=1)
+    times, kernels, accuracy, loads = {}, {}, {}, []
+
+    def products(dtype):
+        X = probes.astype(dtype)
+        Z = rng.normal(-0.3, 0.3, (KROTOV["K"], X.shape[1])).astype(dtype)
+
+        def run():
+            start = clock()
+            for s in range(0, X.shape[0], KROTOV["batch"]):
+                xb = X[s:s + KROTOV["batch"]]
+                d = xb @ Z.T
+                d.T @ xb
+            return clock() - start
+        return run
+
+    def krotov(dtype, variant, warm=False):
+        def run():
+            if warm:  # compile the kernels the timed fits run (specialised: forced on a small fit)
+                os.environ["DAMLITE_SPECIALISE"] = "always"
+                try:
+                    est, kw = _estimator(dtype, variant, 1)
+                    est.fit(data.X_train[:2000], data.y_train[:2000], **kw)
+                finally:
+                    os.environ.pop("DAMLITE_SPECIALISE", None)
+                return 0.0
+            est, kw = _estimator(dtype, variant, args.epochs)
+            start = clock()
+            est.fit(data.X_train, data.y_train, **kw)
+            seconds = clock() - start
+            accuracy[f"krotov_{dtype}"] = float(est.score(data.X_test, data.y_test))
+            return seconds / args.epochs
+        return run
+
+    N, K, P, T = 100, 100, 25, 50.0
+    arng = np.random.default_rng(1)
+    states = np.where(arng.random((P, N)) < 0.5, -1.0, 1.0)
+    init = np.clip(arng.normal(0, 0.1, (1, K, N)), -1, 1)
+    F = make_interaction("rectified_polynomial", 5)
+
+    def author(setting):
+        def run():
+            if setting:
+                os.environ["DAMLITE_SPECIALISE"] = setting
+            try:
+                start = clock()
+                train_memories(init, states, states, F, beta_in=1.0 / (N * T), beta_out=1.0, error_exponent=1,
+                               learning_rate=0.2, momentum=0.6, epochs=args.author_epochs, clamp=slice(0, N),
+                               random_state=0)
+                return (clock() - start) / args.author_epochs
+            finally:
+                os.environ.pop("DAMLITE_SPECIALISE", None)
+        return run
+
+    contenders = {"products_float64": products(np.float64), "products_float32": products(np.float32),
+                  "krotov_float64": krotov("float64", "original"), "krotov_float32": krotov("float32", "normalized"),
+                  "author_example_default": author(None), "author_example_specialised": author("always"),
+                  "author_example_generic": author("never")}
+    for name, run in contenders.items():  # warm up: compile (or load) every kernel the contenders use
+        before = set(_cpu_numba._LOSS_GRAD)
+        if name.startswith("krotov"):
+            krotov(*(("float64", "original") if name.endswith("64") else ("float32", "normalized")), warm=True)()
+        else:
+            run()
+        kernels[name] = sorted(map(str, set(_cpu_numba._LOSS_GRAD) - before))
+    for r in range(args.rounds):
+        loads.append(list(os.getloadavg()))
+        for name, run in contenders.items():
+            before = set(_cpu_numba._LOSS_GRAD)
+            times.setdefault(name, []).append(run())
+            new = sorted(map(str, set(_cpu_numba._LOSS_GRAD) - before))
+            if new:
+                kernels[name] = kernels.get(name, []) + new
+            print(f"round {r}: {name} {times[name][-1]:.5f} s per epoch (load {loads[-1][0]:.1f})", flush=True)
+    loads.append(list(os.getloadavg()))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratios = {"krotov_float64_over_products": med["krotov_float64"] / med["products_float64"],
+              "krotov_float32_over_products_float32": med["krotov_float32"] / med["products_float32"],
+              "krotov_float64_over_float32": med["krotov_float64"] / med["krotov_float32"],
+              "author_default_over_specialised": med["author_example_default"] / med["author_example_specialised"],
+              "author_generic_over_specialised": med["author_example_generic"] / med["author_example_specialised"]}
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    record = {"what": "the default CPU path beside its products, one thread, process CPU time",
+              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "commit": commit,
+              "settings": vars(args), "specialise_from": cpu_kernels.SPECIALISE_FROM,
+              "load_average_1_5_15_before_each_round_and_after": loads, "seconds_per_epoch": times,
+              "median_seconds_per_epoch": med, "ratios": ratios, "test_accuracy": accuracy,
+              "loss_kernels_built_first_in": kernels, "provenance": provenance(),
+              "not_run": {"krotov_notebook": "not in this benchmark (bench/cpu_epoch.py)",
+                          "author_torch": "not in this benchmark (bench/cpu_epoch.py)"}}
+    print(json.dumps({"median_seconds_per_epoch": med, "ratios": ratios, "test_accuracy": accuracy}, indent=1))
+    out = Path(args.out or HERE / "results" / f"default-path-{dt.date.today()}-{commit}.json")
+    out.write_text(json.dumps(record, indent=1, default=str))
+    print("wrote", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
