@@ -258,6 +258,12 @@ def test_every_region_outcome_and_verdict_of_the_scorecard_recounts():
                 for p in graded["per_n"]:
                     if p["item"] == it["item"] and p["grid"] in it["grids"]:
                         assert p["outcome"] == it["grids"][p["grid"]], (c["id"], label, p, it)
+            if "all_n" in graded:  # rule "concession": the verdict over every n, shown beside it
+                every = [it["outcome"] for it in graded["all_n"]["items"]]
+                assert graded["all_n"]["verdict"] == _verdict(every), (c["id"], label)
+                assert graded["all_n"]["total"] == len([o for o in every if o != NOT]), (c["id"], label)
+                n_min = c["about"]["n_min"]
+                assert all(it["n"] is None or it["n"] >= n_min for it in graded["items"]), (c["id"], label)
             outcomes = [it["outcome"] for it in graded["items"]]
             counted = [o for o in outcomes if o != NOT]
             if graded["verdict"] != "missing input":
@@ -271,7 +277,7 @@ def test_the_bottom_lines_follow_from_the_verdicts():
     for c in _card()["claims"]:
         counted = {label: g["verdict"] for label, g in c["readings"].items()
                    if g["verdict"] in (SUP, REF, UND) and not g["identity"]
-                   and (g["bootstrap_same"] is None or g["bootstrap_same"] >= 0.8)}
+                   and (g["bootstrap_same"] is None or g["bootstrap_same"] >= 0.8) and not g.get("noise")}
         assert c["bottom_line"]["counted"] == list(counted), c["id"]
         word = c["bottom_line"]["verdict"]
         values = list(counted.values())
