@@ -38,12 +38,14 @@ SENSITIVE = ("recall_distance", "good_distance", "mnist_f1", "near_factor", "sta
              "substantial_area", "lr_ratio", "N_factor", "similar_fraction", "shrink_factor", "jaccard")
 _AA = ("headline", "headline_presence", "orig_location", "orig_moves", "orig_degrades", "orig_gone", "orig_increased",
        "norm_shift_small", "norm_stable", "norm_substantial", "norm_lr", "norm_N", "leak_behaves", "reuse_hparams",
-       "n2_learnable", "mnist_consistent", "sec_decay_momentum", "sec_m")
+       "n2_learnable", "mnist_consistent", "sec_decay_momentum", "sec_m", "sizes_similar", "norm_near1_dims",
+       "scales_seen", "coarse_misses")
 #: tolerance -> the claims whose tests read it (the others cannot move when it changes).
 USES = {"recall_distance": _AA, "good_distance": _AA,
         "mnist_f1": ("mnist_shrink", "mnist_proportional", "mnist_shape", "mnist_beta1", "mnist_krotov", "mnist_consistent"),
         "near_factor": ("orig_location", "norm_stable", "mnist_beta1", "mnist_krotov", "mnist_consistent",
-                        "sec_decay_momentum", "orig_increased"),
+                        "sec_decay_momentum", "orig_increased", "sec3_double", "sizes_similar", "norm_near1_dims",
+                        "scales_seen"),
         "stable_decades": ("headline",), "moves_decades": ("headline", "orig_moves", "norm_shift_small"),
         "substantial_area": ("headline_presence", "norm_substantial", "leak_behaves"), "lr_ratio": ("norm_lr",),
         "N_factor": ("norm_N",), "similar_fraction": ("sec_decay_momentum", "sec_m"),

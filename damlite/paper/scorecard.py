@@ -42,6 +42,8 @@ from .grading import (CONTROL, SETTINGS, _coarse, _not_worse, _r, _similar, head
                       theory_homogeneous, theory_overflow)
 from .grading_mnist import (mnist_beta1, mnist_consistent, mnist_krotov_range, mnist_proportional, mnist_shape,
                             mnist_shrink)
+from .grading_sentences import (coarse_misses_large_n, double_breaks, norm_near1_dims, precision_limits, scales_seen,
+                                sizes_similar, theorems_hold)
 # the page's words, where chapters 6 and 8 and older callers import them
 from .scorecard_markdown import claim_markdown, evidence_dropdown, prose, verdict_cell, where  # noqa: F401
 from .tables import MNIST_N, Reading, load_tables
@@ -344,6 +346,65 @@ CLAIMS = {
         ("recall", "region", "censoring", "direction", "tolerances", "repeats", "verdict", "bootstrap", "bottom line"),
         ("coarse",),
         {"settings": ("m = 2", "m = 4")}),
+    # ---------------------------------------------------------------- sentences that had no row (issue 44)
+    "sec3_precision": _claim(
+        _q("the precision of these data types decreases as we approach the limits, potentially leading to "
+           "numerical instabilities during training or updating", "Sec. 3"),
+        "floats lose precision toward the largest and the smallest numbers they hold",
+        "float32 and float64 (exact, from the formats): the relative spacing of neighbouring numbers at the "
+        "largest finite number against 1 (it grows by more than the factor 2 every binade shares: supported), "
+        "and at the smallest subnormal against the smallest normal number", "theory", precision_limits, "",
+        ("verdict",), ()),
+    "sec3_double": _claim(
+        _q("it would not require increasing the network dimension or interaction vertex considerably to break a "
+           "double either", "Sec. 3"),
+        "from N = 1e4, n = 30, a small increase of n or N overflows float64",
+        "the least n at N = 1e4 and the least N at n = 30 with N^n past float64's largest number, in exact "
+        "integers; supported when either is within a factor 3 of the paper's value", "theory", double_breaks,
+        "", ("tolerances", "verdict"), ()),
+    "theorems": _claim(
+        _q("We show these modifications are equivalent to the original Dense Associative Memory specification",
+           "Sec. 1; Secs. 4.2-4.3 (the update and learning theorems)"),
+        "a homogeneous F: the update and the learning rule are unchanged by moving the scaling inside F",
+        "polynomial F, n = 2, 3, 10, two random networks each: the update's signs at scale 1/N and 1 agree "
+        "everywhere (exact signs), and the learning rule's argument, loss and gradient agree to 1e-9",
+        "theory", functools.partial(theorems_hold, "both"), "", ("verdict",), ()),
+    "capacity_unchanged": _claim(
+        _q("We show our modifications do not alter the properties of the autoassociative memory, such as the "
+           "capacity", "Sec. 1; Sec. 6"),
+        "the same states are fixed points with and without the normalization",
+        "polynomial F, n = 2, 3, 10: probed with stored patterns, the update at scale 1/N and 1 agrees on every "
+        "neuron (exact signs), so the same patterns are stable and the capacity is the same", "theory",
+        functools.partial(theorems_hold, "capacity"), "", ("verdict",), ()),
+    "sizes_similar": _claim(
+        _q("Larger dimensions and other dataset sizes were tested with similar results", "Sec. 5"),
+        "at N = 250 with 30 patterns the good regions are those of N = 100 with 20",
+        "per network and n run at both sizes: the same recall status and 1/T centres within a factor 3",
+        "aa", sizes_similar, "fig-aa-n250-heatmaps", _AA_RULES, _coarse("fine"),
+        {"networks": ("original", "normalized"), "grids": _coarse("fine"), "N": (100, 250)}),
+    "norm_near1_dims": _claim(
+        _q("We find it is common across many network dimensions and task sizes for the inverse temperature to "
+           "stabilize near 1", "Sec. 5.2"),
+        "normalized, N = 250: the centre lies near 1/T' = 1 for n >= 10",
+        "per n >= 10 at N = 250: recalls, and the 1/T' centre lies within a factor 3 of 1", "aa", norm_near1_dims,
+        "fig-aa-n250-heatmaps", _AA_RULES, _coarse("fine"),
+        {"networks": ("normalized",), "n": (10, None), "grids": _coarse("fine"), "N": (250,)}),
+    "scales_seen": _claim(
+        _q("Note that we have significantly different scales for the original and modified network's values of "
+           "β, which is not seen in the previous results", "Sec. 5.3"),
+        "the two networks' temperatures differ by the factor N on MNIST but not on the autoassociative task",
+        "per n where both recall on the coarse grid: the normalized 1/T' centre over the original's 1/T centre; "
+        "refuted where it lies within a factor 3 of N = 100 (the scales differ there too), supported where it "
+        "lies outside that window", "aa", scales_seen, "fig-aa-coarse-heatmaps", _AA_RULES + ("identity",),
+        ("coarse",), {"networks": ("original", "normalized"), "grids": ("coarse",)},
+        {"A": _ONE_NETWORK + ": the ratio is N by construction"}),
+    "coarse_misses": _claim(
+        _q("We also present only the tight grid search results, as the coarse grid search did not capture the "
+           "optimal region well", "Appendix (n = 40 to 100)"),
+        "normalized, n >= 40: the good region is narrower than the coarse grid's spacing",
+        "per n >= 40 on the fine grid: the good 1/T' range holds fewer than two of the coarse grid's rows "
+        "(three a decade)", "aa", coarse_misses_large_n, "fig-aa-fine-large-n", _AA_RULES, ("fine",),
+        {"networks": ("normalized",), "n": (40, None), "grids": ("fine",)}),
 }
 
 
@@ -355,7 +416,8 @@ EDGES_THAT_MATTER = {
     "headline": _INVT, "headline_presence": _ALL_EDGES, "orig_location": _ALL_EDGES, "orig_moves": _INVT,
     "norm_shift_small": _INVT, "norm_stable": _INVT, "norm_substantial": _ALL_EDGES, "norm_lr": ("lr_high",),
     "norm_N": _INVT, "leak_behaves": _ALL_EDGES, "reuse_hparams": _ALL_EDGES, "mnist_beta1": _INVT,
-    "mnist_krotov": _INVT, "mnist_consistent": _INVT, "sec_decay_momentum": _INVT,
+    "mnist_krotov": _INVT, "mnist_consistent": _INVT, "sec_decay_momentum": _INVT, "sizes_similar": _INVT,
+    "norm_near1_dims": _INVT, "scales_seen": _INVT, "coarse_misses": _INVT,
 }
 
 #: A short name per claim: the rows of the page's matrix.
@@ -373,7 +435,11 @@ SHORT = {
     "mnist_proportional": "shrinks alike in both", "mnist_shape": "same shape in both",
     "mnist_beta1": "normalized near 1/T′ = 1", "mnist_krotov": "original holds 1/540",
     "mnist_consistent": "centre as autoassociative", "sec_decay_momentum": "decay 1.0, momentum",
-    "sec_m": "m = 1 as good as 2, 4",
+    "sec_m": "m = 1 as good as 2, 4", "sec3_precision": "precision falls at the limits",
+    "sec3_double": "a double breaks soon", "theorems": "update, learning unchanged",
+    "capacity_unchanged": "capacity unchanged", "sizes_similar": "other sizes similar",
+    "norm_near1_dims": "norm.: near 1 at N = 250", "scales_seen": "β scales not seen before",
+    "coarse_misses": "coarse grid misses n ≥ 40",
 }
 
 
