@@ -202,6 +202,8 @@ def compute(results):
 
 def _why_unused(stem, block):
     o = dict(block["settings"])
+    if stem in ("autoassociative-floor", "autoassociative-rate10", "autoassociative-n25"):
+        return "a rerun of 2026-11-29 (step floor, rate axis to 10, n = 25): read by the reruns' summary, not by a reading"
     if block["dtype"] != "float64":
         return f"{block['dtype']}: the rules grade float64 runs only (chapter 3 compares the formats)"
     if "sensitivity" in stem:

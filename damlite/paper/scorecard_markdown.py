@@ -428,8 +428,10 @@ def summary_figure(card, heads=None, *, width=6.88):
 
     heads = heads or {}
     labels = []
-    for c in card["claims"]:
-        labels += [k for k in c["readings"] if k not in labels]
+    for task in ("aa", "mnist", "secondary", "theory"):  # the autoassociative readings first, exact last
+        for c in card["claims"]:
+            if c["task"] == task:
+                labels += [k for k in c["readings"] if k not in labels]
     cs = card["claims"]
     fig, ax = plt.subplots(figsize=(width, 0.26 * len(cs) + 1.9))
     for i, c in enumerate(cs):
@@ -441,8 +443,9 @@ def summary_figure(card, heads=None, *, width=6.88):
             alpha = 0.35 if g.get("identity") else 1.0
             ax.add_patch(Rectangle((j, i), 0.92, 0.86, facecolor=colour, alpha=alpha, edgecolor="#666666",
                                    linewidth=0.4, hatch="////" if g.get("unstable") and not g.get("identity") else None))
-            ax.text(j + 0.46, i + 0.45, symbol(g) if g["verdict"] != "not tested" else "", ha="center",
-                    va="center", fontsize=7.5)
+            mark = "" if g["verdict"] == "not tested" else SYMBOLS["identity"] if g.get("identity") else \
+                SYMBOLS.get(g["verdict"], "")  # an unstable verdict keeps its symbol, hatched
+            ax.text(j + 0.46, i + 0.45, mark, ha="center", va="center", fontsize=7.5)
         ax.text(len(labels) + 0.2, i + 0.45, c["bottom_line"]["verdict"].replace("only under ", "only: "),
                 va="center", fontsize=6.5)
     ax.set_xlim(0, len(labels) + 5.2)
