@@ -212,7 +212,7 @@ def _why_unused(stem, block):
         return "leak slope 1 (the author's slope-1 variant): no reading of the paper's setup uses it"
     if o.get("interaction") == "rectified_polynomial" and block["task"] == "autoassociative":
         return "rectified F without a leak: not one of the five readings (chapter 6 shows it)"
-    if block["task"] == "mnist" and o.get("leak"):
+    if stem in ("mnist-leak-cpu", "mnist-leak-init") and o.get("leak"):
         return "MNIST with the leak on the 2 x 6 or 1 x 6 CPU grids of 2026-11-26: chapter 7's leak question"
     if block["task"] == "mnist" and stem == "mnist-seeds":
         return "second seed of chosen MNIST cells: shown beside the verdicts (seed spread), not graded"

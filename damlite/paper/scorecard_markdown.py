@@ -291,6 +291,7 @@ def words(text):
     for old, new in _PLAIN:
         text = text.replace(old, new)
     text = _INTERVAL.sub(_interval_words, text)
+    text = re.sub(r"(-?[0-9][0-9.e+-]*) to \+?inf\b", r"at least \1", text)  # a span open upward
     for edge, said in EDGE_WORDS.items():
         text = text.replace(edge, said.replace("runs ", ""))
     return text
