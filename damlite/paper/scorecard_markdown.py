@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "claim_markdown", "claim_section", "count_words", "counts_text",
+           "verdict_cell_words",
            "evidence_dropdown", "evidence_html", "firmness", "html_table", "legend_markdown", "matrix_markdown",
            "prose", "report_tables", "rules_markdown", "summary_figure", "symbol", "undetermined_markdown",
            "verdict_cell", "verdict_table", "where", "words"]
@@ -342,33 +343,59 @@ def count_words(g):
     return f"{g['supported']} of {g['total']} {per} support it"
 
 
+def _short_firmness(g):
+    if g.get("identity"):
+        return "identity: not counted"
+    if g.get("noise"):
+        return "unstable at rounding level"
+    if g.get("bootstrap_same") is not None:
+        share = g["bootstrap_same"]
+        return f"unstable ({share:.0%} agree)" if share < 0.8 else f"{share:.0%} agree"
+    if g.get("total") and g.get("margin"):
+        return f"one run; margin {g['margin']}"
+    return ""
+
+
+def verdict_cell_words(g):
+    """One reading's verdict in a few words: symbol, verdict, how many n (or tests) support it, how
+    firm it is; the verdict over every n (rule ``concession``) and "one learning rate" where they apply."""
+    if g["verdict"] == "not tested":
+        return "– not run yet" if g.get("slice") else "– not tested"
+    if g["verdict"] == "missing input":
+        return "! missing input"
+    per = "n" if any(it.get("n") is not None for it in g.get("items", [])) else "tests"
+    parts = [f"{symbol(g)} {g['verdict']}, {g['supported']} of {g['total']} {per}"]
+    firm = _short_firmness(g)
+    if firm:
+        parts.append(firm)
+    if g.get("all_n") and g["all_n"]["total"]:
+        parts.append(f"every n: {g['all_n']['verdict']}")
+    if g.get("slice"):
+        parts.append("one learning rate")
+    return "; ".join(parts)
+
+
 def verdict_table(c, heads=None, *, skip_untested=True):
-    """A claim's verdict per reading as an HTML table: reading, verdict, how many n support it,
-    how firm it is; under rule ``concession`` the verdict over every n is added to the verdict."""
+    """A claim's verdict per reading as an HTML table of one row, a column per reading (each cell:
+    :func:`verdict_cell_words`); at phone width the cells stack as "reading: verdict" lines."""
     heads = heads or {}
-    rows = []
-    for label, g in c["readings"].items():
-        if skip_untested and g["verdict"] == "not tested" and not g.get("slice"):
-            continue
-        verdict = f"{symbol(g)} {_VERDICT_WORD.get(g['verdict'], g['verdict'])}"
-        if g["verdict"] == "not tested" and g.get("slice"):
-            verdict = "– not run yet"
-        if g.get("all_n"):
-            a = g["all_n"]
-            verdict += f" (every n: {a['verdict']}, {a['supported']} of {a['total']})" if a["total"] else ""
-        rows.append([heads.get(label, label), verdict, count_words(g), firmness(g)])
-    return html_table(["reading", "verdict", "how many", "how firm"], rows)
+    shown = [(label, g) for label, g in c["readings"].items()
+             if not (skip_untested and g["verdict"] == "not tested" and not g.get("slice")
+                     and not (g.get("all_n") or {}).get("total"))]
+    return html_table([heads.get(label, label) for label, _ in shown],
+                      [[verdict_cell_words(g) for _, g in shown]])
 
 
 def claim_section(c, heads=None):
-    """A claim for the page: the quote, the test in one sentence, the verdict table, the bottom line."""
+    """A claim for the page: the quote, then the test in one sentence with the bottom line, then the
+    verdict table (:func:`verdict_table`)."""
     bl = c["bottom_line"]
     test = f"**Test**: {prose(c['rule'])}."
     if c.get("about"):
         test += f" ({_sentence(prose(c['about']['why']))}.)"
+    test += f" **Bottom line: {bl['verdict']}.** {_sentence(prose(bl['reason']))}."
     return "\n".join([f"> “{c['paper']['quote']}” ({where(c['paper']['where'])})", "", test, "",
-                      verdict_table(c, heads), "",
-                      f"**Bottom line: {bl['verdict']}.** {_sentence(prose(bl['reason']))}.", ""])
+                      verdict_table(c, heads), ""])
 
 
 def _evidence_rows(g):
