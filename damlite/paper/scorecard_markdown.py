@@ -387,15 +387,15 @@ def verdict_table(c, heads=None, *, skip_untested=True):
 
 
 def claim_section(c, heads=None):
-    """A claim for the page: the quote, then the test in one sentence with the bottom line, then the
-    verdict table (:func:`verdict_table`)."""
+    """A claim for the page: one paragraph (the paper's words in italics, the test in one sentence,
+    the bottom line), then the verdict table (:func:`verdict_table`)."""
     bl = c["bottom_line"]
     test = f"**Test**: {prose(c['rule'])}."
     if c.get("about"):
         test += f" ({_sentence(prose(c['about']['why']))}.)"
     test += f" **Bottom line: {bl['verdict']}.** {_sentence(prose(bl['reason']))}."
-    return "\n".join([f"> “{c['paper']['quote']}” ({where(c['paper']['where'])})", "", test, "",
-                      verdict_table(c, heads), ""])
+    quote = f"*“{c['paper']['quote']}”* ({where(c['paper']['where'])})."
+    return "\n".join([f"{quote} {test}", "", verdict_table(c, heads), ""])
 
 
 def _evidence_rows(g):
