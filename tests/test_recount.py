@@ -168,6 +168,8 @@ def _per_entry(claim, g):
         return _substantial(g)
     if claim == "mnist_beta1":
         return _near(_open(g["centre_T"], g["edges"], "invT"), 1.0)
+    if claim == "norm_near1_dims":
+        return _near(_open(g["centre_T"], g["edges"], "invT"), 1.0) if _recalls(g) else REF
     return None
 
 
@@ -185,6 +187,12 @@ def _pair(claim, a, b):
             return _near(_ratio(_open(b["centre_T"], b["edges"], "invT"), _open(a["centre_T"], a["edges"], "invT")),
                          1.0, 2.0)
         return REF if _recalls(a) or _recalls(b) else NOT
+    if claim == "sizes_similar":  # (N = 250, N = 100)
+        if _recalls(a) != _recalls(b):
+            return REF
+        if not _recalls(a):
+            return SUP
+        return _near(_ratio(_open(a["centre_T"], a["edges"], "invT"), _open(b["centre_T"], b["edges"], "invT")), 1.0)
     return None
 
 
@@ -231,7 +239,7 @@ def _recount_claim(claim, label, graded, card):
             assert p["outcome"] == own, (claim, label, p, own)
         checked += 1
     entries = graded["per_n"]
-    if claim in ("norm_lr", "norm_N"):  # entries come in pairs per grid: the first carries the note
+    if claim in ("norm_lr", "norm_N", "sizes_similar"):  # entries come in pairs per grid: the first carries the note
         for k in range(0, len(entries), 2):
             got = _pair(claim, regions[k], regions[k + 1])
             assert entries[k]["outcome"] == got, (claim, label, entries[k], got)
@@ -258,6 +266,12 @@ def test_every_region_outcome_and_verdict_of_the_scorecard_recounts():
                 for p in graded["per_n"]:
                     if p["item"] == it["item"] and p["grid"] in it["grids"]:
                         assert p["outcome"] == it["grids"][p["grid"]], (c["id"], label, p, it)
+            if "all_n" in graded:  # rule "concession": the verdict over every n, shown beside it
+                every = [it["outcome"] for it in graded["all_n"]["items"]]
+                assert graded["all_n"]["verdict"] == _verdict(every), (c["id"], label)
+                assert graded["all_n"]["total"] == len([o for o in every if o != NOT]), (c["id"], label)
+                n_min = c["about"]["n_min"]
+                assert all(it["n"] is None or it["n"] >= n_min for it in graded["items"]), (c["id"], label)
             outcomes = [it["outcome"] for it in graded["items"]]
             counted = [o for o in outcomes if o != NOT]
             if graded["verdict"] != "missing input":
@@ -271,7 +285,7 @@ def test_the_bottom_lines_follow_from_the_verdicts():
     for c in _card()["claims"]:
         counted = {label: g["verdict"] for label, g in c["readings"].items()
                    if g["verdict"] in (SUP, REF, UND) and not g["identity"]
-                   and (g["bootstrap_same"] is None or g["bootstrap_same"] >= 0.8)}
+                   and (g["bootstrap_same"] is None or g["bootstrap_same"] >= 0.8) and not g.get("noise")}
         assert c["bottom_line"]["counted"] == list(counted), c["id"]
         word = c["bottom_line"]["verdict"]
         values = list(counted.values())
@@ -285,3 +299,96 @@ def test_the_bottom_lines_follow_from_the_verdicts():
             assert word == REF, c["id"]
         else:
             assert word == UND, c["id"]
+
+
+# ----------------------------------------------------------------------------- the report beside the verdicts
+def _all_blocks():
+    """(file, first complete copy of each block) over every committed result file."""
+    out = []
+    for folder in ("autoassociative", "mnist"):
+        for path in sorted((RESULTS / folder).glob("*.jsonl")):
+            seen = set()
+            for line in path.read_text().splitlines():
+                try:
+                    block = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(block, dict) and "key" in block and block["key"] not in seen:
+                    seen.add(block["key"])
+                    out.append((f"{folder}/{path.name}", block))
+    return out
+
+
+def test_compute_and_manifest_recount_from_the_records():
+    rep = _card()["report"]
+    blocks = _all_blocks()
+    hours = {}
+    for f, b in blocks:
+        hours[f] = hours.get(f, 0.0) + float(b["provenance"].get("seconds") or 0.0) / 3600
+    assert rep["compute"]["blocks"] == len(blocks) == rep["manifest"]["blocks"]
+    assert rep["compute"]["block_hours"] == pytest.approx(sum(hours.values()), rel=5e-3)  # 3 digits
+    for row in rep["compute"]["files"]:
+        assert row["block_hours"] == pytest.approx(hours[row["file"]], rel=5e-3, abs=1e-4), row
+        assert row["blocks"] == sum(1 for f, _ in blocks if f == row["file"]), row
+    assert rep["manifest"]["unused"] == sum(r["blocks"] for r in rep["manifest"]["rows"])
+    keys = {(f, b["key"]) for f, b in blocks}
+    read = set()  # every block a graded region names lies in a file the card lists
+    for c in _card()["claims"]:
+        for g in c["readings"].values():
+            read |= {p["file"] for p in g["per_n"]}
+    assert read and all(any(k[0].endswith(f"/{stem}.jsonl") for k in keys) for files in read for stem in files.split(", "))
+
+
+def test_effect_sizes_recount_from_the_centres():
+    card = _card()
+    targets = {"orig_location": 1e-2, "norm_stable": 0.9, "mnist_beta1": 1.0}
+    rows = card["report"]["effect_sizes"]
+    assert rows and {e["claim"] for e in rows} <= set(targets)
+    claims = {c["id"]: c for c in card["claims"]}
+    for e in rows:
+        assert e["paper"] == targets[e["claim"]]
+        assert e["decades"] == pytest.approx(math.log10(e["centre"] / e["paper"]), rel=5e-3, abs=2e-3), e
+        entry = next(p for p in claims[e["claim"]]["readings"][e["reading"]]["per_n"]
+                     if (p["network"], p["n"], p["grid"], p["N"]) == (e["network"], e["n"], e["grid"], e["N"]))
+        assert entry["centre_inv_T"] == e["centre"]
+        low, high = "invT_low" in entry["censored"], "invT_high" in entry["censored"]
+        assert e["bound"] == ("unbounded" if low and high else "at most" if low else "at least" if high else None)
+        if e["interval"]:
+            assert e["resamples"] >= 1000 and e["repeats"] > 1
+            assert e["interval"][0] <= e["interval"][1]
+
+
+def test_the_sensitivity_table_halves_and_doubles_each_tolerance():
+    rows = _card()["report"]["sensitivity"]
+    tol = _card()["tolerances"]
+    assert {(r["tolerance"], r["factor"]) for r in rows} == {(t, f) for t in {r["tolerance"] for r in rows}
+                                                              for f in (0.5, 2.0)}
+    for r in rows:
+        assert r["value"] == tol[r["tolerance"]] and r["tried"] == pytest.approx(r["value"] * r["factor"])
+        for m in r["moved"]:
+            assert m["from"] != m["to"]
+
+
+def test_the_timeline_recounts_from_the_records():
+    from datetime import datetime, timedelta  # noqa: PLC0415
+
+    tl = _card()["report"]["timeline"]
+    firsts = []
+    for name, row in tl["files"].items():
+        path = RESULTS / name
+        starts = []
+        if path.exists():
+            seen = set()
+            for line in path.read_text().splitlines():
+                try:
+                    block = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short by a run still writing
+                if block["key"] in seen:
+                    continue
+                seen.add(block["key"])
+                p = block["provenance"]
+                starts.append(datetime.fromisoformat(p["date"]) - timedelta(seconds=float(p.get("seconds") or 0)))
+        assert row["first_start"] == (min(starts).isoformat(timespec="seconds") if starts else None), name
+        firsts += [row["first_start"]] if row["first_start"] else []
+    assert tl["first_start"] == (min(firsts) if firsts else None)

@@ -31,7 +31,8 @@ import math
 import numpy as np
 
 __all__ = ["EDGES", "NOT_COUNTED", "OUTCOMES", "READINGS", "REFUTED", "RULES", "SUPPORTED", "TOLERANCES", "UNDETERMINED",
-           "all_of", "area_bounds", "bottom_line", "censored_on", "centre_bounds", "convention_b", "judge",
+           "all_of", "area_bounds", "bottom_line", "censored_on", "centre_bounds", "convention_b", "difference_bounds",
+           "fraction_bounds", "judge",
            "load_readings", "merge_grids", "near", "near_bounds", "ratio_bounds", "reach_bounds", "reading_rows",
            "region", "rule_text", "span_bounds", "verdict_of"]
 
@@ -74,7 +75,8 @@ RULES = (
     ("direction", "A test gives *supported* when every value the censoring allows passes, *refuted* when "
                   "none does, *undetermined* otherwise. So censoring that could rescue a failing test (or "
                   "sink a passing one) leaves it undetermined; censoring that cannot change it does not "
-                  "matter. This applies to every centre, reach, span, ratio and area tested."),
+                  "matter. This applies to every centre, reach, span, ratio, area and good fraction tested (a good "
+                  "fraction is an area on its grid), and to differences of them."),
     ("tolerances", "\"Near\" a value is within a factor 3; \"stable\" a spread of centres of at most 0.5 "
                    "decades; \"moves\" at least 1 decade; \"substantial\" an area of at least 1 decade^2 "
                    "(the same on every grid); \"larger rates\" at least 1.5x the reach."),
@@ -89,14 +91,24 @@ RULES = (
                 "*supported* when all m are, *refuted* when any is, *undetermined* otherwise. An n the claim "
                 "does not speak about (no recall where it says \"every n that recalls\", no good region "
                 "on either side of a comparison) is listed as not counted."),
+    ("concession", "Where the paper concedes that the normalized region shifts for n <= 5 (Sec. 5.2), a claim "
+                   "about where that region lies across n or tasks is graded over n >= 10, the n its sentence is "
+                   "about; its verdict over every n is shown beside it and does not count."),
     ("bootstrap", "Each verdict is recomputed on 200 seeded resamples of the repeats. The resampling is "
                   "paired: blocks that share patterns and initial memories (the same seed, N, patterns and "
                   "memories; every n, network and grid of a profile) draw the same repeats. A verdict that "
                   "fewer than 80 % of the resamples repeat is *unstable*."),
+    ("noise floor", "A verdict that comes out otherwise when a block it reads is replaced by a rerun at rounding "
+                    "level (one thread, the generic or NumPy kernel, float32) is *unstable* too, like one with a "
+                    "low bootstrap share."),
+    ("slices", "An MNIST slice (the paper's six 1/T at one learning rate, 0.03) is graded by the MNIST rules as "
+               "a grid of one column (good: within 0.05 F1 of the slice's best); its verdicts say \"one learning "
+               "rate\" and their margin, and the page lists the cells of the paper's grid it did not run."),
     ("identity", "Under reading A (and B for the learning-rate axis) the two networks are one network, the "
                  "original's 1/T being the normalized 1/T' divided by N. A claim that compares the two "
                  "networks there compares a network with itself: it is graded and shown, marked *identity*."),
-    ("bottom line", "The bottom line counts the readings whose verdict is stable and not an identity: "
+    ("bottom line", "The bottom line counts the readings whose verdict is stable (by the bootstrap and the noise "
+                    "floor) and not an identity: "
                     "*supported* when all of them support the claim, *only under* the ones that do when some "
                     "do, *refuted* when all refute it, *undetermined* when none supports it and one is "
                     "undetermined; with no such reading there is no bottom line."),
@@ -186,6 +198,21 @@ def area_bounds(entry):
     return a, (math.inf if entry["censored"] else a)
 
 
+def fraction_bounds(entry):
+    """(lo, hi) of the true good fraction of a grid: at least the measured one when censored anywhere.
+
+    The good fraction is the good region's area over its grid's area, so rule ``censoring`` opens
+    it upward exactly as :func:`area_bounds` opens the area.
+    """
+    f = entry["good_fraction"]
+    return f, (math.inf if entry["censored"] else f)
+
+
+def difference_bounds(a, b):
+    """(lo, hi) of x - y for values known to lie in the intervals ``a`` (x) and ``b`` (y)."""
+    return a[0] - b[1], a[1] - b[0]
+
+
 def judge(bounds, lo=-math.inf, hi=math.inf):
     """The outcome of "x lies in [lo, hi]" when x is only known to lie in ``bounds`` (rule ``direction``)."""
     x_lo, x_hi = bounds
@@ -196,13 +223,16 @@ def judge(bounds, lo=-math.inf, hi=math.inf):
     return UNDETERMINED
 
 
-def near_bounds(bounds, target, factor=TOLERANCES["near_factor"]):
-    """The outcome of "within ``factor`` of ``target``" for a value known to lie in ``bounds``."""
+def near_bounds(bounds, target, factor=None):
+    """The outcome of "within ``factor`` of ``target``" for a value known to lie in ``bounds``
+    (``factor``: ``TOLERANCES["near_factor"]`` when not given, read at the call)."""
+    factor = TOLERANCES["near_factor"] if factor is None else factor
     return judge(bounds, target / factor, target * factor)
 
 
-def near(x, target, factor=TOLERANCES["near_factor"]):
-    """Within ``factor`` of ``target`` (both positive)."""
+def near(x, target, factor=None):
+    """Within ``factor`` of ``target`` (both positive; ``factor`` as in :func:`near_bounds`)."""
+    factor = TOLERANCES["near_factor"] if factor is None else factor
     return target / factor <= x <= target * factor
 
 
@@ -274,7 +304,8 @@ def verdict_of(outcomes):
 def bottom_line(readings, stable_share=TOLERANCES["stable_share"]):
     """The bottom line of a claim from its verdicts per reading (rule ``bottom line``).
 
-    ``readings``: label -> graded reading (``verdict``, ``bootstrap_same``, ``identity``).
+    ``readings``: label -> graded reading (``verdict``, ``bootstrap_same``, ``identity``, and ``noise``: why a
+    rounding-level rerun turns it, if one does; rule ``noise floor``).
     Returns {"verdict", "reason", "counted"}; lists of readings are joined with "; " (a
     reading's label may hold a comma).
     """
@@ -286,6 +317,8 @@ def bottom_line(readings, stable_share=TOLERANCES["stable_share"]):
             left_out.append(f"{label} (identity)")
         elif g.get("bootstrap_same") is not None and g["bootstrap_same"] < stable_share:
             left_out.append(f"{label} (unstable, {g['bootstrap_same']:.0%})")
+        elif g.get("noise"):
+            left_out.append(f"{label} (unstable at rounding level)")
         else:
             counted[label] = g["verdict"]
     missing = [label for label, g in readings.items() if g["verdict"] == "missing input"]

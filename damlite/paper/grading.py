@@ -352,13 +352,15 @@ def norm_N(r):
 
 
 # ------------------------------------------------------------------------------ the headline
-def headline(r):
+def headline(r, n_min=None):
     """The quoted contrast: over the n both networks recall, the normalized centres stay within
-    0.5 decades while the original's move by at least 1 decade (rule ``censoring`` on each)."""
+    0.5 decades while the original's move by at least 1 decade (rule ``censoring`` on each).
+    ``n_min``: only the n from this one on (rule ``concession``: the paper concedes a shift at n <= 5)."""
     votes, entries, notes, spans = {}, [], [], {}
     for g in _coarse("fine"):
         ns = [n for n in sorted(set(r.ns("original", g)) & set(r.ns("normalized", g)))
-              if recalls(r.entry("original", n, g)) and recalls(r.entry("normalized", n, g))]
+              if (n_min is None or n >= n_min)
+              and recalls(r.entry("original", n, g)) and recalls(r.entry("normalized", n, g))]
         if len(ns) < 2:
             continue
         os_ = [r.entry("original", n, g) for n in ns]
@@ -521,23 +523,34 @@ def theory_overflow():
 # ------------------------------------------------------------------------------ secondary settings
 def _similar(base, alt):
     """Same recall status, good fraction within 0.1 (one grid), 1/T centres within a factor 3
-    (rule ``censoring`` on both)."""
+    (rule ``censoring`` on both, fractions and centres alike)."""
     if recalls(base) != recalls(alt):
         return REFUTED, "recall differs"
     if not recalls(base):
         return SUPPORTED, "neither recalls"
     df = alt["good_fraction"] - base["good_fraction"]
-    o_frac = SUPPORTED if abs(df) <= T["similar_fraction"] else REFUTED
+    b = C.difference_bounds(C.fraction_bounds(alt), C.fraction_bounds(base))
+    o_frac = C.judge(b, -T["similar_fraction"], T["similar_fraction"])
     ratio = C.ratio_bounds(C.centre_bounds(alt, "invT"), C.centre_bounds(base, "invT"))
     o_centre = C.near_bounds(ratio, 1.0)
-    return C.all_of([o_frac, o_centre]), (f"good fraction {df:+.2f} ({o_frac}), centre ratio {_interval(ratio)} "
-                                          f"({o_centre}), learning-rate centre x"
+    return C.all_of([o_frac, o_centre]), (f"good fraction {df:+.2f}, allowed by the edges {_signed(b)} ({o_frac}), "
+                                          f"centre ratio {_interval(ratio)} ({o_centre}), learning-rate centre x"
                                           f"{alt['centre_lr'] / base['centre_lr']:.2g}")
 
 
+def _signed(bounds):
+    lo, hi = bounds
+    return (f"{lo:+.2f}" if math.isfinite(lo) else "-inf") + ".." + (f"{hi:+.2f}" if math.isfinite(hi) else "+inf")
+
+
 def _not_worse(base, alt):
-    ok = base["good_fraction"] >= alt["good_fraction"] - T["similar_fraction"] and (recalls(base) or not recalls(alt))
-    return (SUPPORTED if ok else REFUTED), f"m = 1 good {base['good_fraction']:.2f} vs {alt['good_fraction']:.2f}"
+    """m = 1 (``base``) recalls wherever ``alt`` does and its good fraction is not lower by more than 0.1
+    (rule ``censoring`` on both fractions)."""
+    if recalls(alt) and not recalls(base):
+        return REFUTED, f"m = 1 does not recall where m does (good {base['good_fraction']:.2f} vs {alt['good_fraction']:.2f})"
+    b = C.difference_bounds(C.fraction_bounds(base), C.fraction_bounds(alt))
+    o = C.judge(b, -T["similar_fraction"])
+    return o, f"m = 1 good {base['good_fraction']:.2f} vs {alt['good_fraction']:.2f}: difference allowed by the edges {_signed(b)}"
 
 
 def secondary(settings, compare):

@@ -54,10 +54,10 @@ def _margin_text(k, limit=12):
     return f"more than {limit} cells" if k is None else f"{k} cell" + ("" if k == 1 else "s")
 
 
-def mnist_shrink(r):
-    """Per network: fewer good cells at the largest n than at n = 2, and at least half as many."""
+def mnist_shrink(r, networks=("original", "normalized")):
+    """Per network (of ``networks``): fewer good cells at the largest n than at n = 2, and at least half as many."""
     items, entries = [], []
-    for net in ("original", "normalized"):
+    for net in networks:
         rows = _mnist_rows(r, net)
         if 2 not in rows or len(rows) < 2:
             continue
@@ -200,10 +200,11 @@ def mnist_krotov_range(r):
     return items, entries
 
 
-def mnist_consistent(r, aa):
-    """Per n run on both tasks: the MNIST and autoassociative 1/T' centres within a factor 3."""
+def mnist_consistent(r, aa, n_min=None):
+    """Per n run on both tasks: the MNIST and autoassociative 1/T' centres within a factor 3.
+    ``n_min``: only the n from this one on (rule ``concession``)."""
     items, entries = [], []
-    for n in r.ns("normalized", "paper", MNIST_N):
+    for n in [n for n in r.ns("normalized", "paper", MNIST_N) if n_min is None or n >= n_min]:
         e = r.entry("normalized", n, "paper", MNIST_N)
         a = aa.entry("normalized", n, "coarse")
         if a is None:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EDGE_WORDS", "SYMBOLS", "claim_markdown", "counts_text", "evidence_dropdown", "legend_markdown", "matrix_markdown",
-           "prose", "rules_markdown", "symbol", "undetermined_markdown", "verdict_cell", "where"]
+__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "claim_markdown", "claim_section", "count_words", "counts_text",
+           "verdict_cell_words",
+           "evidence_dropdown", "evidence_html", "firmness", "html_table", "legend_markdown", "matrix_markdown",
+           "prose", "report_tables", "rules_markdown", "summary_figure", "symbol", "undetermined_markdown",
+           "verdict_cell", "verdict_table", "where", "words"]
 
 #: One symbol per verdict in the matrix (:func:`symbol`).
 SYMBOLS = {"supported": "✓", "refuted": "✗", "undetermined": "?", "unstable": "~", "identity": "=",
@@ -235,9 +238,9 @@ def evidence_dropdown(c):
 def undetermined_markdown(card, *, headers=None):
     """One row per claim and reading with undetermined items (identities left out; an unstable
     verdict says so): the items and why: the grid edges their regions run past that could
-    decide them, or the grids that disagree."""
+    decide them, or the grids that disagree. An HTML table (:func:`html_table`)."""
     heads = headers or {}
-    lines = ["| claim | reading | undetermined | why |", "|---|---|---|---|"]
+    rows = []
     for c in card["claims"]:
         matter = set(c.get("edges_that_matter") or ())
         for label, g in c["readings"].items():
@@ -252,9 +255,269 @@ def undetermined_markdown(card, *, headers=None):
                     why.add("grids disagree")
                 why |= {e for p in g["per_n"] if p.get("item") == it["item"] and p["outcome"] == "undetermined"
                         for e in p["censored"] if e in matter}
-            names = "; ".join(prose(it["item"]) for it in items)
-            words = [EDGE_WORDS.get(w, w) for w in sorted(why)]
+            names = "; ".join(it["item"] for it in items)
+            said = [EDGE_WORDS.get(w, w) for w in sorted(why)]
             shaky = " (unstable)" if g.get("unstable") else ""
-            lines.append(f"| {prose(c.get('short') or c['claim'])} | {heads.get(label, label)}{shaky} | {names} "
-                         f"| {'; '.join(words) or '–'} |")
-    return "\n".join(lines) if len(lines) > 2 else ""
+            rows.append([c.get("short") or c["claim"], f"{heads.get(label, label)}{shaky}", names,
+                         "; ".join(said) or "–"])
+    return html_table(["claim", "reading", "undetermined", "why"], rows) if rows else ""
+
+
+# ------------------------------------------------------------------------------ the page of issue 44
+# Chapter 8 shows each claim as: the quote, the test in one sentence, a verdict table per reading
+# (HTML with the class "sc-table": it wraps its words inside the text column and stacks its cells
+# at phone width, see _static/custom.css), the bottom line, and a dropdown of evidence.
+
+#: Plain words (no maths: these go into HTML tables) for the scorecard's ASCII.
+_PLAIN = (("beta = 1/T^n", "β = 1/Tⁿ"), ("beta = 1/T", "β = 1/T"), ("1/T_B = (1/T_A)^n", "1/T_B = (1/T_A)ⁿ"),
+          ("1/T_A = (1/T_B)^(1/n)", "1/T_A = (1/T_B)^(1/n)"), ("0.1^2", "0.1²"), ("decades^2", "decades²"),
+          ("decade^2", "decade²"), (">=", "≥"), ("<=", "≤"), (" -> ", " → "), ("T'", "T′"))
+_INTERVAL = re.compile(r"(?<![\w.])(-?[0-9][0-9.e+-]*|0|-inf)\.\.(\+?-?[0-9][0-9.e+-]*|\+?inf)")
+
+
+def _interval_words(m):
+    lo, hi = m.group(1), m.group(2).lstrip("+")
+    if lo in ("0", "-inf") and hi == "inf":
+        return "anywhere (both ends open)"
+    if hi == "inf":
+        return f"{lo} or more"
+    if lo in ("0", "-inf"):
+        return f"{hi} or less"
+    return f"{lo} to {hi}"
+
+
+def words(text):
+    """The scorecard's plain text as a table cell shows it: notation in Unicode, an interval
+    ``0.1..inf`` as "0.1 or more", raw edge names (``invT_low``) as words."""
+    for old, new in _PLAIN:
+        text = text.replace(old, new)
+    text = _INTERVAL.sub(_interval_words, text)
+    text = re.sub(r"(-?[0-9][0-9.e+-]*) to \+?inf\b", r"at least \1", text)  # a span open upward
+    for edge, said in EDGE_WORDS.items():
+        text = text.replace(edge, said.replace("runs ", ""))
+    return text
+
+
+def _html(text):
+    import html  # noqa: PLC0415
+
+    return html.escape(words(str(text)), quote=False)
+
+
+def html_table(head, rows, cls="sc-table"):
+    """An HTML table of words (escaped) with the page's class; each cell carries its column's
+    heading (``data-label``) for the stacked layout at phone width."""
+    out = [f'<table class="{cls}"><thead><tr>' + "".join(f"<th>{_html(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for row in rows:
+        out.append("<tr>" + "".join(f'<td data-label="{_html(h)}">{_html(c)}</td>' for h, c in zip(head, row))
+                   + "</tr>")
+    return "\n".join(out) + "</tbody></table>"
+
+
+_VERDICT_WORD = {"supported": "supported", "refuted": "refuted", "undetermined": "undetermined",
+                 "not tested": "not tested", "missing input": "missing input"}
+
+
+def firmness(g):
+    """How firm a reading's verdict is, in words: bootstrap share, noise floor, identity, margin."""
+    out = []
+    if g.get("identity"):
+        out.append("identity: compares a network with itself; not counted")
+    if g.get("noise"):
+        out.append("unstable at rounding level: " + g["noise"])
+    if g.get("bootstrap_same") is not None:
+        share = f"{g['bootstrap_same']:.0%} of resamples agree"
+        out.append(share + (" (unstable: not counted)" if g["bootstrap_same"] < 0.8 else ""))
+    elif g.get("total") and g.get("margin"):
+        out.append(f"one repeat; turned by {g['margin']}")
+    if g.get("slice"):
+        out.append(f"one learning rate ({g['slice']['learning_rate']:g})")
+    return "; ".join(out) or "–"
+
+
+def count_words(g):
+    """``2 of 3 n support it`` (or tests, for a claim tested across n)."""
+    if not g.get("total"):
+        return "–"
+    per = "n" if any(it.get("n") is not None for it in g.get("items", [])) else "tests"
+    return f"{g['supported']} of {g['total']} {per} support it"
+
+
+def _short_firmness(g):
+    if g.get("identity"):
+        return "identity: not counted"
+    if g.get("noise"):
+        return "unstable at rounding level"
+    if g.get("bootstrap_same") is not None:
+        share = g["bootstrap_same"]
+        return f"unstable ({share:.0%} agree)" if share < 0.8 else f"{share:.0%} agree"
+    if g.get("total") and g.get("margin"):
+        return f"one run; margin {g['margin']}"
+    return ""
+
+
+def verdict_cell_words(g):
+    """One reading's verdict in a few words: symbol, verdict, how many n (or tests) support it, how
+    firm it is; the verdict over every n (rule ``concession``) and "one learning rate" where they apply."""
+    if g["verdict"] == "not tested":
+        return "– not run yet" if g.get("slice") else "– not tested"
+    if g["verdict"] == "missing input":
+        return "! missing input"
+    per = "n" if any(it.get("n") is not None for it in g.get("items", [])) else "tests"
+    parts = [f"{symbol(g)} {g['verdict']}, {g['supported']} of {g['total']} {per}"]
+    firm = _short_firmness(g)
+    if firm:
+        parts.append(firm)
+    if g.get("all_n") and g["all_n"]["total"]:
+        parts.append(f"every n: {g['all_n']['verdict']}")
+    if g.get("slice"):
+        parts.append("one learning rate")
+    return "; ".join(parts)
+
+
+def verdict_table(c, heads=None, *, skip_untested=True):
+    """A claim's verdict per reading as an HTML table of one row, a column per reading (each cell:
+    :func:`verdict_cell_words`); at phone width the cells stack as "reading: verdict" lines."""
+    heads = heads or {}
+    shown = [(label, g) for label, g in c["readings"].items()
+             if not (skip_untested and g["verdict"] == "not tested" and not g.get("slice")
+                     and not (g.get("all_n") or {}).get("total"))]
+    return html_table([heads.get(label, label) for label, _ in shown],
+                      [[verdict_cell_words(g) for _, g in shown]])
+
+
+def claim_section(c, heads=None):
+    """A claim for the page: one paragraph (the paper's words in italics, the test in one sentence,
+    the bottom line), then the verdict table (:func:`verdict_table`)."""
+    bl = c["bottom_line"]
+    test = f"**Test**: {prose(c['rule'])}."
+    if c.get("about"):
+        test += f" ({_sentence(prose(c['about']['why']))}.)"
+    test += f" **Bottom line: {bl['verdict']}.** {_sentence(prose(bl['reason']))}."
+    quote = f"*“{c['paper']['quote']}”* ({where(c['paper']['where'])})."
+    return "\n".join([f"{quote} {test}", "", verdict_table(c, heads), ""])
+
+
+def _evidence_rows(g):
+    rows = []
+    for p in g["per_n"]:
+        best = p.get("best_distance", p.get("best_f1"))
+        unit = "distance" if "best_distance" in p else "F1"
+        net = p["network"] + (f", {p['setting']}" if "setting" in p else "")
+        grid = p["grid"] + ("" if p["N"] in (100, 794) else f", N = {p['N']}")
+        past = ", ".join(EDGE_WORDS[e].replace("runs ", "") for e in p["censored"]) or "inside the grid"
+        rows.append([p.get("item") or "", net, grid, p["repeats"], f"{unit} {_num(best, '.3g')}",
+                     _num(p.get("area")), _num(p["centre_inv_T"]), past, p["outcome"]])
+    return rows
+
+
+def evidence_html(c, heads=None):
+    """The evidence of a claim in a collapsed MyST dropdown: per reading, what decided each item
+    (in words) and a table of the good regions behind it (n, network, grid, repeats, best cell,
+    good area in decades², 1/T centre, the edges the region runs past, outcome)."""
+    heads = heads or {}
+    body = []
+    for label, g in c["readings"].items():
+        if g["verdict"] == "not tested" and not g.get("items"):
+            why = g.get("note") or ("not run: " + ", ".join(g["slice"]["not_run"]) if g.get("slice") else "")
+            if why:
+                body += [f"**{heads.get(label, label)}**: not tested ({words(why)}).", ""]
+            continue
+        body += [f"**{heads.get(label, label)}**: {g['verdict']}, {count_words(g)}.", ""]
+        for it in g.get("items", []):
+            said = [f"{p['grid']}: {p['note']}" if len(it.get("grids", {})) > 1 else p["note"]
+                    for p in g["per_n"] if p.get("item") == it["item"] and p.get("note")]
+            own = it.get("note", "")
+            note = "; ".join(said + ([own] if own and not any(own in x for x in said) else []))
+            extra = "; ".join(x for x in (note, f"turned by {it['margin']}" if it.get("margin") else "") if x)
+            body.append(f"- {words(prose(it['item']))}: **{it['outcome']}**" + (f". {words(extra)}" if extra else ""))
+        if g.get("slice") and g["slice"]["not_run"]:
+            body.append(f"- not run yet: {', '.join(g['slice']['not_run'])}")
+        if g["per_n"]:
+            body += ["", html_table(["item", "network", "grid", "repeats", "best cell", "good area (decades²)",
+                                     "centre 1/T (1/T′)", "runs past", "outcome"], _evidence_rows(g),
+                                    cls="sc-table sc-evidence")]
+        body.append("")
+    text = "\n".join(body).rstrip()
+    return f":::{{dropdown}} The evidence: {c['short']}\n{text}\n:::"
+
+
+#: Colours of the summary figure, one per verdict (colour-blind safe: blue, orange, grey).
+FIGURE_COLOURS = {"supported": "#3b75af", "refuted": "#d9822b", "undetermined": "#b8b8b8",
+                  "not tested": "#ffffff", "missing input": "#ffffff"}
+
+
+def summary_figure(card, heads=None, *, width=6.88):
+    """The claims x readings matrix as a figure: one square per graded reading, coloured by its verdict
+    and marked with its symbol; unstable verdicts (bootstrap or noise floor) hatched, identities pale.
+    Returns the matplotlib figure."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.patches import Rectangle  # noqa: PLC0415
+
+    heads = heads or {}
+    labels = []
+    for task in ("aa", "mnist", "secondary", "theory"):  # the autoassociative readings first, exact last
+        for c in card["claims"]:
+            if c["task"] == task:
+                labels += [k for k in c["readings"] if k not in labels]
+    cs = card["claims"]
+    fig, ax = plt.subplots(figsize=(width, 0.26 * len(cs) + 1.9))
+    for i, c in enumerate(cs):
+        for j, label in enumerate(labels):
+            g = c["readings"].get(label)
+            if g is None:
+                continue
+            colour = FIGURE_COLOURS.get(g["verdict"], "#ffffff")
+            alpha = 0.35 if g.get("identity") else 1.0
+            ax.add_patch(Rectangle((j, i), 0.92, 0.86, facecolor=colour, alpha=alpha, edgecolor="#666666",
+                                   linewidth=0.4, hatch="////" if g.get("unstable") and not g.get("identity") else None))
+            mark = "" if g["verdict"] == "not tested" else SYMBOLS["identity"] if g.get("identity") else \
+                SYMBOLS.get(g["verdict"], "")  # an unstable verdict keeps its symbol, hatched
+            ax.text(j + 0.46, i + 0.45, mark, ha="center", va="center", fontsize=7.5)
+        ax.text(len(labels) + 0.2, i + 0.45, c["bottom_line"]["verdict"].replace("only under ", "only: "),
+                va="center", fontsize=6.5)
+    ax.set_xlim(0, len(labels) + 5.2)
+    ax.set_ylim(len(cs), 0)
+    ax.set_yticks([i + 0.45 for i in range(len(cs))], [c["short"] for c in cs], fontsize=7)
+    ax.set_xticks([j + 0.46 for j in range(len(labels))], [heads.get(k, k) for k in labels], fontsize=7,
+                  rotation=55, ha="left")
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.text(len(labels) + 0.2, -0.4, "bottom line", fontsize=7, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def report_tables(card):
+    """The report's parts as page blocks: {name: markdown} for the effect sizes, the sensitivity
+    table, compute, the manifest of unused blocks and the protocol deviations."""
+    rep = card.get("report") or {}
+    out = {}
+    eff = rep.get("effect_sizes") or []
+    rows = []
+    for e in eff:
+        ci = (f"{e['interval'][0]:+.2f} to {e['interval'][1]:+.2f}" if e.get("interval") else "one repeat: none")
+        bound = {"at most": "at most (runs past the low 1/T edge)", "at least": "at least (runs past the high 1/T edge)",
+                 "unbounded": "no bound (runs past both 1/T edges)"}.get(e.get("bound"), "measured")
+        rows.append([e["claim"], e["reading"], e["n"], e["grid"], f"{e['centre']:.3g} vs {e['paper']:g}",
+                     f"{e['decades']:+.2f}", ci, bound])
+    out["effects"] = html_table(["claim", "reading", "n", "grid", "centre vs paper (1/T)", "decades",
+                                 "95 % interval (decades)", "the value is"], rows, cls="sc-table sc-evidence")
+    rows = [[f"{s['tolerance']} = {s['value']:g}", f"× {s['factor']:g} → {s['tried']:g}",
+             "; ".join(f"{m['claim']}: {m['from']} → {m['to']}" for m in s["moved"]) or "none moves"]
+            for s in rep.get("sensitivity") or []]
+    out["sensitivity"] = html_table(["tolerance", "changed to", "bottom lines that move"], rows)
+    comp = rep.get("compute") or {"files": []}
+    rows = [[f["file"].split("/")[-1], f["blocks"], f"{f['block_hours']:.2f}", ", ".join(f["hardware"]),
+             ", ".join(f["dtype"]), ", ".join(f["days"])] for f in comp["files"]]
+    out["compute"] = html_table(["result file", "blocks", "block-hours", "hardware", "dtype", "days"], rows,
+                                cls="sc-table sc-evidence")
+    man = rep.get("manifest") or {"rows": []}
+    rows = [[m["file"].split("/")[-1], m["blocks"], ", ".join(m["networks"]), ", ".join(map(str, m["n"])), m["why"]]
+            for m in man["rows"]]
+    out["manifest"] = html_table(["result file", "blocks", "networks", "n", "why no claim reads them"], rows)
+    rows = [[d["what"], d["paper"], d["ours"]] for d in rep.get("deviations") or []]
+    out["deviations"] = html_table(["what", "the paper", "these runs"], rows)
+    return out
