@@ -135,3 +135,28 @@ def test_sweep_help_lists_every_profile(capsys):
     for task in ("autoassociative", "mnist"):
         for name in get_task(task).profiles:
             assert name in text, name
+
+
+def _rate(variant, n, reach, top, recalls=True):
+    return {"variant": variant, "n": n, "F": "A + leak", "best": 0.0, "recalls": recalls, "reach_lr": reach,
+            "touches_top": top}
+
+
+def test_norm_lr_on_the_rate_axis_follows_the_direction_rule():
+    out = reruns.norm_lr_rate10([_rate("normalized", 3, 10.0, True), _rate("original", 3, 10.0, True),
+                                 _rate("normalized", 10, 10.0, True), _rate("original", 10, 1.0, False, recalls=False),
+                                 _rate("normalized", 5, 2.15, False), _rate("original", 5, 4.64, False)])
+    by_n = {r["n"]: r["outcome"] for r in out}
+    assert by_n == {3: "undetermined", 10: "supported", 5: "refuted"}
+
+
+def test_n25_reading_follows_rule_7():
+    row = lambda n, ok: {"n": n, "recalls": ok}  # noqa: E731
+    assert reruns._n25_reading([row(25, False), row(20, True), row(30, True)]) == "systematic"
+    assert reruns._n25_reading([row(25, True), row(20, True), row(30, True)]) == "seed-specific"
+    assert reruns._n25_reading([row(25, False), row(20, False), row(30, True)]) == "undetermined"
+    assert reruns._n25_reading([]) is None
+
+
+def test_summary_is_none_without_files(tmp_path):
+    assert reruns.summary(tmp_path) is None and reruns.noise_flags(tmp_path) == {}

@@ -29,7 +29,8 @@ import numpy as np
 
 from . import claims as C
 
-__all__ = ["VARIATIONS", "compare_blocks", "edge_runs", "noise_floor", "regrade", "summary", "unstable", "write"]
+__all__ = ["VARIATIONS", "compare_blocks", "edge_runs", "noise_flags", "noise_floor", "regrade", "summary", "unstable",
+           "write"]
 
 #: variation folder -> what differs from the committed run (the committed blocks ran on this project's 2-core CPU
 #: with the numba kernels, two blocks at a time (``--workers 2``) under the thread rules of their commit, the loss
@@ -43,6 +44,7 @@ VARIATIONS = {
 }
 NOISE_FILE = "noise-floor.json"
 GOOD = C.TOLERANCES["good_distance"]
+RATE_AXIS = (1.0, 2.15443, 4.64159, 10.0)  # the rate10 blocks' learning rates
 RECALL = C.TOLERANCES["recall_distance"]
 
 
@@ -179,11 +181,13 @@ def _substituted(results, noise, variation, dest):
 
 
 def _verdicts(card):
-    """(claim, reading) -> verdict, and (claim, reading, item label, n) -> outcome."""
-    out = {}
+    """(claim, reading) -> verdict (the scorecard's :func:`~damlite.paper.scorecard.verdicts`), (claim, reading,
+    item label, n) -> outcome, and (claim, "bottom line") -> the bottom line."""
+    from .scorecard import verdicts  # noqa: PLC0415
+
+    out = {(cid, label): v for cid, per in verdicts(card).items() for label, v in per.items()}
     for c in card["claims"]:
         for label, g in c["readings"].items():
-            out[(c["id"], label)] = g.get("verdict")
             for it in g.get("items", []):
                 out[(c["id"], label, str(it.get("item")), str(it.get("n")))] = it.get("outcome")
         out[(c["id"], "bottom line")] = json.dumps(c.get("bottom_line"), sort_keys=True)
@@ -196,7 +200,7 @@ def regrade(results="book/results", noise=None, variations=None):
     from .scorecard import build  # noqa: PLC0415
 
     noise = Path(noise) if noise is not None else Path(results) / "noise"
-    base = _verdicts(build(results, bootstrap=0, allow_missing=True))
+    base = _verdicts(build(results, bootstrap=0, allow_missing=True, reruns=False))
     out = {}
     for var in variations or VARIATIONS:
         if not any((noise / var).glob("autoassociative-*.jsonl")):
@@ -204,7 +208,7 @@ def regrade(results="book/results", noise=None, variations=None):
         with tempfile.TemporaryDirectory() as tmp:
             dest = Path(tmp) / "results"
             swapped = _substituted(results, noise, var, dest)
-            new = _verdicts(build(dest, bootstrap=0, allow_missing=True))
+            new = _verdicts(build(dest, bootstrap=0, allow_missing=True, reruns=False))
         changes = [{"claim": k[0], "reading": k[1], "item": k[2] if len(k) > 2 else None,
                     "n": k[3] if len(k) > 3 else None, "committed": base[k], "rerun": new.get(k)}
                    for k in sorted(base, key=str) if new.get(k) != base[k]]
@@ -284,11 +288,124 @@ def _floor_reading(low, old):
     return "follows the floor" if moved >= 3 else "landscape" if moved <= 1 else "undetermined"
 
 
-def summary(results="book/results"):
-    """What the scorecard shows: the noise-floor file as written (or None), and the edges' runs."""
+def _noise_file(results):
     path = Path(results) / "noise" / NOISE_FILE
-    noise = json.loads(path.read_text()) if path.exists() else None
-    return {"noise_floor": noise, "edges": edge_runs(results)}
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def noise_flags(results="book/results"):
+    """{claim id: {reading label: reason}}: the verdicts a rounding-level rerun changes (the scorecard's hook)."""
+    return unstable(_noise_file(results))
+
+
+def norm_lr_rate10(rate):
+    """Rule 6: per (n, F) with both networks on the rate axis 1 ... 10, ``norm_lr`` by the direction rule: the
+    normalized network's reach at least 1.5x the original's; a reach touching 10 may go on past it."""
+    ratio = C.TOLERANCES["lr_ratio"]
+    both = {}
+    for r in rate:
+        both.setdefault((r["n"], r["F"]), {})[r["variant"]] = r
+    out = []
+    for (n, F), pair in sorted(both.items()):
+        if set(pair) != {"normalized", "original"}:
+            continue
+        a, b = pair["normalized"], pair["original"]
+        if not b["recalls"]:  # no recalling cell at rates >= 1: its region (on the coarse grid) ends below 1
+            b = dict(b, reach_lr=min(RATE_AXIS), touches_top=False)
+        if not a["recalls"] or b["reach_lr"] is None:
+            outcome = "not counted"
+        else:
+            low_ok = a["reach_lr"] / b["reach_lr"] >= ratio  # measured values
+            if low_ok and not b["touches_top"]:
+                outcome = C.SUPPORTED
+            elif not low_ok and not a["touches_top"]:
+                outcome = C.REFUTED
+            else:
+                outcome = C.UNDETERMINED
+        out.append({"n": n, "F": F, "reach_normalized": a["reach_lr"], "reach_original": b["reach_lr"],
+                    "original_recalls_past_1": bool(pair["original"]["recalls"]),
+                    "censored": [v for v, r in (("normalized", a), ("original", b)) if r["touches_top"]],
+                    "outcome": outcome})
+    return out
+
+
+def _n25_reading(n25):
+    """Rule 7: seed-specific when n = 25 recalls with the fresh seeds; systematic when it fails while n = 20 and
+    30 with the same seeds recall; else undetermined."""
+    by_n = {r["n"]: r for r in n25}
+    if 25 not in by_n:
+        return None
+    if by_n[25]["recalls"]:
+        return "seed-specific"
+    return "systematic" if all(by_n.get(n, {}).get("recalls") for n in (20, 30)) else "undetermined"
+
+
+def _fmt(x):
+    return None if x is None else float(f"{x:.3g}") if isinstance(x, float) else x
+
+
+def summary(results="book/results"):
+    """What the scorecard shows (``card["reruns"]``): the noise floor and the edges' runs as ``tables`` (the page's),
+    with the measurements behind them; None when none of their files is on file."""
+    noise = _noise_file(results)
+    edges = edge_runs(results)
+    parity = _parity(results)
+    if noise is None and not any(edges.values()) and not parity:
+        return None
+    tables = []
+    if noise is not None:
+        tables.append({"id": "noise-floor", "title": "The noise floor: committed blocks rerun at rounding level",
+                       "columns": ["variation", "reading", "network", "n", "cells", "bitwise equal",
+                                   "largest change of a cell mean", "cells changing status", "best: on file -> rerun"],
+                       "rows": [[b["variation"], b["F"] + (f", N = {b['N']}" if b["N"] != 100 else ""), b["variant"],
+                                 b["n"], b["cells"], f"{100 * b['identical_share']:.0f} %",
+                                 _fmt(b["largest_mean_change"]), b["status_changes"],
+                                 f"{_fmt(b['best'][0])} -> {_fmt(b['best'][1])}"] for b in noise["blocks"]],
+                       "note": "Distances (the recall threshold is 0.5); a cell's status is good or not (within 0.5 of "
+                               "the best cell mean). " + "; ".join(f"{k}: {v}" for k, v in noise["variations"].items())})
+        tables.append({"id": "noise-verdicts", "title": "Verdicts regraded with each variation's blocks",
+                       "columns": ["variation", "blocks swapped in", "verdicts that change", "item outcomes that change"],
+                       "rows": [[v, r["blocks_swapped"],
+                                 ", ".join(f"{c['claim']} ({c['reading']}): {c['committed']} -> {c['rerun']}"
+                                           for c in r["changes"] if c["item"] is None) or "none",
+                                 sum(1 for c in r["changes"] if c["item"] is not None)]
+                                for v, r in noise["regrade"].items()]})
+    if edges["floor"]:
+        tables.append({"id": "floor", "title": "Floor or landscape: the original's lower edge with the step floor 1e-60",
+                       "columns": ["n", "F", "lowest recalling 1/T, floor 1e-30", "lowest recalling 1/T, floor 1e-60",
+                                   "decades moved", "reading (rule 5)"],
+                       "rows": [[r["n"], r["F"], _fmt(r["committed_lowest_recalling_row"]),
+                                 _fmt(r["lowest_recalling_row"]), _fmt(r["edge_moved_decades"]), r["reading"]]
+                                for r in edges["floor"]]})
+    if edges["rate10"]:
+        tables.append({"id": "rate10", "title": "The learning-rate axis past 1: norm_lr (rule 6)",
+                       "columns": ["n", "F", "largest good rate, normalized", "largest good rate, original",
+                                   "touches 10", "outcome"],
+                       "rows": [[r["n"], r["F"], _fmt(r["reach_normalized"]),
+                                 _fmt(r["reach_original"]) if r["original_recalls_past_1"] else "below 1 (no recall at 1 or more)",
+                                 ", ".join(r["censored"]) or "neither", r["outcome"]]
+                                for r in norm_lr_rate10(edges["rate10"])]})
+    if edges["n25"]:
+        tables.append({"id": "n25", "title": "The normalized network at n = 25 with fresh patterns and memories (rule 7)",
+                       "columns": ["n", "best cell mean", "recalls", "best per repeat"],
+                       "rows": [[r["n"], _fmt(r["best"]), "yes" if r["recalls"] else "no",
+                                 ", ".join(str(_fmt(x)) for x in r["best_per_repeat"])] for r in edges["n25"]],
+                       "note": f"Reading by rule 7: {_n25_reading(edges['n25'])}."})
+    if parity:
+        tables.append({"id": "parity", "title": "Exploratory (not pre-registered): n = 21 ... 27, polynomial F, one repeat",
+                       "columns": ["n", "best cell mean", "good cells"],
+                       "rows": [[r["n"], _fmt(r["best"]), r["good_cells"]] for r in parity]})
+    return {"tables": tables, "noise_floor": noise, "edges": edges, "norm_lr_rate10": norm_lr_rate10(edges["rate10"]),
+            "n25_reading": _n25_reading(edges["n25"]), "parity": parity}
+
+
+def _parity(results):
+    out = []
+    for line in _lines(Path(results) / "autoassociative" / "autoassociative-parity.jsonl"):
+        z, good, best, rows, _ = _region(line)
+        out.append({"n": line["block"]["n"], "best": _r(best), "good_cells": int(good.sum()),
+                    "recalls": bool(best <= RECALL)})
+    return out
 
 
 def write(results="book/results", path=None):
