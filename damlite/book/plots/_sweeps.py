@@ -13,7 +13,8 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     (a single network wraps its n into rows of three).
 
     Log axes, cividis colours (dark = small distance = good), a shared colour scale
-    (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
+    (0 to 2 sqrt(N), the largest possible distance, every bit wrong; a random state lies
+    near sqrt(2N)), the best cell marked by a star.
     Each panel's y axis is its network's own inverse temperature: 1/T for the
     original, 1/T' for the normalized. Missing results leave an empty panel that says so;
     with no ``ns`` (or no ``variants``) nothing is drawn and None is returned. ``ncols``
@@ -252,7 +253,7 @@ def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax
         good.append(float(np.mean(same[mask])))
     ax.plot(xs, agree, color=OKABE_ITO["blue"], marker="o", label="all cells")
     ax.plot(xs, good, color=OKABE_ITO["orange"], marker="s", linestyle="--", label="good cells (float64)")
-    ax.set(xlabel="interaction vertex n", ylabel=f"cells with |Δ distance| ≤ {tolerance}", ylim=(0, 1.05))
+    ax.set(xlabel="interaction vertex n", ylabel=f"cells with |d₃₂ − d₆₄| ≤ {tolerance}", ylim=(0, 1.05))
     ax.legend(fontsize=8, loc="lower left")
     return ax
 
