@@ -62,3 +62,27 @@ def test_pages_keep_the_notation(path):
     assert "decade^2" not in text and "decades^2" not in text, "write decade²"
     assert not re.search(r"(?<![\w`$])1e-\d", prose), "write 10⁻² ($10^{-2}$) in prose, not 1e-2"
     assert "Δ distance" not in text and "\\Delta \\text{distance" not in text, "Δ is the energy difference"
+
+
+EXERCISE = re.compile(r"^:::\{admonition\} Exercise\n:class: tip\n", re.M)
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.stem[:2].isdigit()], ids=lambda p: p.stem)
+def test_one_exercise_style(path):
+    """Every chapter sets its exercises alike: a tip admonition "Exercise", the solution's code
+    behind one toggle ("Solution: show the code and what it prints"), then a "Solution" dropdown
+    that says what the numbers mean."""
+    cells = nbformat.read(path, as_version=4).cells
+    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and "{admonition} Exercise" in c.source]
+    assert starts, f"{path.stem}: no exercises"
+    for i in starts:
+        assert EXERCISE.search(cells[i].source), f"{path.stem}: cell {i}: exercise box not a tip admonition"
+        follow = cells[i + 1:i + 4]
+        code = [c for c in follow if c.cell_type == "code"]
+        if code:  # an exercise solved by reasoning alone has no code
+            meta = code[0].metadata
+            assert "hide-cell" in meta.get("tags", []), f"{path.stem}: cell {i}: solution code not behind a toggle"
+            assert meta.get("mystnb", {}).get("code_prompt_show", "").startswith("Solution"), (
+                f"{path.stem}: cell {i}: the toggle does not say it holds the solution")
+        assert any(c.cell_type == "markdown" and c.source.startswith(":::{dropdown} Solution") for c in follow), (
+            f"{path.stem}: cell {i}: no worked solution (a Solution dropdown) after the exercise")
