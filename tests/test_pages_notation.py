@@ -86,3 +86,11 @@ def test_one_exercise_style(path):
                 f"{path.stem}: cell {i}: the toggle does not say it holds the solution")
         assert any(c.cell_type == "markdown" and c.source.startswith(":::{dropdown} Solution") for c in follow), (
             f"{path.stem}: cell {i}: no worked solution (a Solution dropdown) after the exercise")
+
+
+def test_scorecard_claims_keep_the_notation_in_a_chapter_table():
+    """Chapters 6 and 7 show the scorecard's claims (kept in ASCII in the JSON) in a table."""
+    from damlite.book.tables import claim_html  # noqa: PLC0415
+
+    shown = str(claim_html("near 1/T = 1e-2; at least 1 decade^2 for n >= 10 (T' up to 1e3)"))
+    assert shown == "near 1/T = 10<sup>−2</sup>; at least 1 decade² for n ≥ 10 (T′ up to 10<sup>3</sup>)"
