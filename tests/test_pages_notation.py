@@ -94,3 +94,14 @@ def test_scorecard_claims_keep_the_notation_in_a_chapter_table():
 
     shown = str(claim_html("near 1/T = 1e-2; at least 1 decade^2 for n >= 10 (T' up to 1e3)"))
     assert shown == "near 1/T = 10<sup>−2</sup>; at least 1 decade² for n ≥ 10 (T′ up to 10<sup>3</sup>)"
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.stem[:2].isdigit()], ids=lambda p: p.stem)
+def test_chapter_opens_with_its_result(path):
+    """A chapter says what it finds, in one sentence under its title, before the setup."""
+    first = nbformat.read(path, as_version=4).cells[0].source
+    lines = [line for line in first.splitlines() if line.strip()]
+    title = next(i for i, line in enumerate(lines) if line.startswith("# "))
+    lead = lines[title + 1]
+    assert lead.startswith("**The result in one sentence.** "), f"{path.stem}: no result sentence under the title"
+    assert lead.count(". ") <= 1 and lead.endswith("."), f"{path.stem}: the result is one sentence"
