@@ -116,5 +116,6 @@ def test_figures_and_code_read_on_a_phone_in_chromium():
     got = render.run_harness(MEASURE % json.dumps(pages), mathjax=None, window="800,900", timeout=900)
     assert got["figures"], "no figure measured"
     small = [f"{p}: {alt}: {scale:.2f}" for p, alt, scale in got["figures"] if scale < MIN_SCALE - 0.01]
-    assert not small, f"figures shown under {MIN_SCALE:.2f} of their size at 400 px (text under {MIN_PX} px): {small[:8]}"
+    assert not small, (f"figures shown under {MIN_SCALE:.2f} of their size at 400 px "
+                       f"(text under {MIN_PX} px): {small[:8]}")
     assert not got["code"], f"code cells that scroll sideways at 400 px: {got['code'][:8]}"
