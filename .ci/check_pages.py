@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """After the book build: every executed page is clean (no stderr, errors or warnings,
-no printed line wider than the column).
+no printed line wider than the column) and every picture it shows says what it shows
+(alternative text for screen readers: one sentence, not a file name).
 
     python .ci/check_pages.py [_build/jupyter_execute]
 
@@ -15,6 +16,38 @@ from pathlib import Path
 
 WIDTH = 88  # characters a page's output block shows without a horizontal scrollbar
 WARNING = re.compile(r"\b\w*Warning\b|Traceback \(most recent call last\)")
+IMAGES = ("image/png", "image/jpeg", "image/svg+xml")
+HTML_ALT = re.compile(r"<img\b[^>]*?(?:\balt=\"([^\"]*)\"[^>]*)?>", re.S)
+
+
+def alt_problem(alt):
+    """Why ``alt`` does not describe a picture (None when it does): missing, empty, a file
+    name or path (what Sphinx writes when none is given), or not a sentence of a few words."""
+    text = (alt or "").strip()
+    if not text:
+        return "no alternative text"
+    if re.search(r"\.(png|jpe?g|svg|gif)\b|_images/|^data:|^[0-9a-f]{16,}", text, re.I):
+        return f"alternative text is a file name: {text[:60]!r}"
+    if len(text.split()) < 5 or not text.endswith("."):
+        return f"alternative text is not a sentence saying what the picture shows: {text[:60]!r}"
+    return None
+
+
+def picture_problems(cell):
+    """Problems of the pictures one executed cell shows: each image output needs the cell's
+    ``mystnb.image.alt``, each ``<img>`` of an HTML output its own ``alt``."""
+    tags = set(cell.get("metadata", {}).get("tags", []))
+    if tags & {"remove-output", "remove-cell"}:
+        return []
+    alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+    out = []
+    for o in cell.get("outputs", []):
+        data = o.get("data", {})
+        if any(kind in data for kind in IMAGES):
+            out.append(alt_problem(alt))
+        elif "text/html" in data:
+            out += [alt_problem(m.group(1)) for m in HTML_ALT.finditer("".join(data["text/html"]))]
+    return [p for p in out if p]
 
 
 def problems(path):
@@ -22,6 +55,7 @@ def problems(path):
     nb = json.loads(Path(path).read_text(encoding="utf-8"))
     out = []
     for i, cell in enumerate(nb.get("cells", [])):
+        out += [f"{path}: cell {i}: a picture with {p}" for p in dict.fromkeys(picture_problems(cell))]
         tags = set(cell.get("metadata", {}).get("tags", []))
         collapsed = bool(tags & {"hide-output", "remove-output", "hide-cell", "remove-cell"})
         for o in cell.get("outputs", []):

@@ -80,3 +80,18 @@ def test_good_region_figures_keep_one_temperature_per_axis_and_never_blend_range
         line = next(ln for ln in ax.get_lines() if "original" in ln.get_label())
         np.testing.assert_allclose(np.asarray(line.get_ydata(), dtype=float), [1.0, 2.0, 3.0])
         plt.close("all")
+
+
+def test_energy_and_basins_tell_n_apart_without_colour():
+    """Chapter 1's intuition figure: every n differs in colour, marker and line style."""
+    flipped = np.array([0.0, 0.1, 0.2])
+    energy = {n: -(1 - 2 * flipped) ** n for n in (2, 3, 10)}
+    recalled = {n: np.array([1.0, 0.9, 0.5]) for n in (2, 3, 10)}
+    fig = plots.plot_energy_and_basins(flipped, energy, recalled)
+    top, bottom = fig.axes[:2]
+    for ax in (top, bottom):
+        lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("n =")]
+        assert len(lines) == 3
+        for attr in ("get_color", "get_marker", "get_linestyle"):
+            assert len({str(getattr(ln, attr)()) for ln in lines}) == 3, attr
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["n = 2", "n = 3", "n = 10"]

@@ -32,7 +32,17 @@ def _draw(a, b):
 
 @pytest.fixture(scope="module")
 def explorer():
-    return widgets.static_explorer(_draw, {"a": [1, 2, 3], "b": [4, 5]}, initial={"a": 2})
+    return widgets.static_explorer(_draw, {"a": [1, 2, 3], "b": [4, 5]}, initial={"a": 2},
+                                   alt="A rising line whose height is a times b.")
+
+
+def test_every_frame_says_what_it_shows(explorer):
+    """Each frame's alternative text is the explorer's sentence and its control values;
+    an explorer without the sentence is refused (a screen reader would hear only numbers)."""
+    assert explorer.frames["1-0"]["alt"] == "A rising line whose height is a times b (a = 2, b = 4)."
+    assert 'alt="A rising line whose height is a times b (a = 2, b = 4)."' in explorer._repr_html_()
+    with pytest.raises(ValueError, match="alt"):
+        widgets.static_explorer(_draw, {"a": [1]})
 
 
 def test_one_frame_per_combination_and_distinct_pictures(explorer):

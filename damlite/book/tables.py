@@ -154,7 +154,11 @@ _WORDS = (
     ("<=", "≤"),
     (" -> ", " → "),
     ("T'", "T′"),
+    ("decades^2", "decades²"),
+    ("decade^2", "decade²"),
 )
+#: A power of ten written as a float literal ("1e-2"), shown as 10 to that power.
+_POWER_OF_TEN = re.compile(r"\b1e([+-]?)0*(\d+)\b")
 #: How a verdict reads in a cell (the scorecard's three outcomes, :mod:`damlite.paper.claims`).
 _VERDICT = {"supported": "supported", "refuted": "refuted", "undetermined": "undetermined",
             "missing input": "missing input"}
@@ -162,10 +166,11 @@ _VERDICT = {"supported": "supported", "refuted": "refuted", "undetermined": "und
 
 def claim_html(text):
     """A claim of the scorecard as HTML: ``n >= 20`` as ``n ≥ 20``, ``beta = 1/T^n`` with
-    sub- and superscripts, ``T'`` as ``T′``."""
+    sub- and superscripts, ``T'`` as ``T′``, ``decade^2`` as ``decade²``, ``1e-2`` as 10⁻²."""
     out = html.escape(text, quote=False)
     for old, new in _WORDS:
         out = out.replace(html.escape(old, quote=False), new)
+    out = _POWER_OF_TEN.sub(lambda m: f"10<sup>{'−' if m.group(1) == '-' else ''}{m.group(2)}</sup>", out)
     return Markup(out)
 
 

@@ -248,7 +248,7 @@ def _png(fig, dpi, colors):
     return base64.b64encode(out.getvalue()).decode("ascii"), image.width
 
 
-def static_explorer(draw, controls, *, initial=None, labels=None, title="", dpi=160, colors=48):
+def static_explorer(draw, controls, *, initial=None, labels=None, title="", alt="", dpi=160, colors=48):
     """A kernel-free explorer: ``draw(**values)`` for every combination of ``controls``.
 
     Parameters
@@ -264,6 +264,10 @@ def static_explorer(draw, controls, *, initial=None, labels=None, title="", dpi=
         Control name -> callable turning a value into its label (default ``str``).
     title : str
         A line above the sliders.
+    alt : str
+        One sentence saying what every frame shows, for screen readers; each frame's
+        alternative text is this sentence followed by its control values. Required: a
+        frame without it would be read out as its control values alone.
     dpi : int
         Resolution of the frames. Each frame is shown at the width the figure has at
         matplotlib's 100 dpi, so 160 puts 1.6 image pixels into each CSS pixel: sharp on
@@ -277,6 +281,8 @@ def static_explorer(draw, controls, *, initial=None, labels=None, title="", dpi=
         Displays as HTML in the book and in Jupyter; ``len()`` is the number of frames
         (the product of the controls' lengths: keep it to a few dozen).
     """
+    if not alt.strip():
+        raise ValueError("alt: one sentence saying what the frames show (for screen readers) is required")
     controls = {name: list(values) for name, values in controls.items()}
     initial = initial or {}
     labels = labels or {}
@@ -289,8 +295,8 @@ def static_explorer(draw, controls, *, initial=None, labels=None, title="", dpi=
         fig, text = out if isinstance(out, tuple) else (out, "")
         png, pixels = _png(fig, dpi, colors)
         width = width or pixels * 100 // dpi  # CSS pixels: as a figure at matplotlib's 100 dpi
-        alt = ", ".join(f"{name} = {label[i]}" for name, label, i in zip(controls, names, index))
-        frames["-".join(map(str, index))] = {"png": png, "text": text, "alt": alt}
+        shown = ", ".join(f"{name} = {label[i]}" for name, label, i in zip(controls, names, index))
+        frames["-".join(map(str, index))] = {"png": png, "text": text, "alt": f"{alt.strip().rstrip('.')} ({shown})."}
     return StaticExplorer(controls, names, frames, start, title=title, width=width)
 
 
@@ -311,7 +317,9 @@ def frontier_frames(Ns=(100, 784, 10_000, 1_000_000), ns=(2, 5, 10, 20, 30, 45, 
         return axes[0].figure, _frontier_text(N, n, formats, numerics)
 
     return static_explorer(draw, {"N": Ns, "n": ns}, initial={"N": initial[0], "n": initial[1]},
-                           labels={"N": lambda N: f"{N:,}"}, title="The overflow frontier: move N and n")
+                           labels={"N": lambda N: f"{N:,}"}, title="The overflow frontier: move N and n",
+                           alt="Two line plots of the base-10 logarithm of x to the power n against x up to N, with "
+                               "each floating-point format's largest number as a horizontal line")
 
 
 def _frontier_text(N, n, formats, numerics):
@@ -336,4 +344,6 @@ def heatmap_frames(records, ns, grid="coarse", *, variants=("original", "normali
         return plots.plot_sweep_heatmaps(records, [n], grid, variants=variants, N=N, dtype=dtype, metric=metric,
                                          vmax=vmax, title=f"n = {n}", ncols=1)
 
-    return static_explorer(draw, {"n": list(ns)}, title="Sweep heatmaps: move n")
+    return static_explorer(draw, {"n": list(ns)}, title="Sweep heatmaps: move n",
+                           alt=f"Heatmaps of the mean {metric} over learning rate and inverse temperature, "
+                               f"{' above '.join(variants)} network, with a star at the best cell")

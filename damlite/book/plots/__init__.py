@@ -16,7 +16,8 @@ Every figure is importable from here, ``damlite.book.plots.plot_sweep_heatmaps``
 """
 from __future__ import annotations
 
-from ._capacity import plot_dam_capacity, plot_hopfield_capacity, plot_interactions, plot_recall
+from ._capacity import (plot_dam_capacity, plot_energy_and_basins, plot_hopfield_capacity, plot_interactions,
+                        plot_recall)
 from ._formats import (FORMAT_STYLES, plot_overflow_frontier, plot_power_and_limits, plot_precision_study,
                       plot_underflow_frontier)
 from ._homogeneity import plot_disagreement_table, plot_scale_sweep
@@ -33,7 +34,7 @@ from ._sweeps import (plot_convention_b, plot_dead_memories, plot_dtype_agreemen
 __all__ = [
     "FORMAT_STYLES", "INV_TEMPERATURE_LABELS", "OKABE_ITO", "SCALING_STYLES", "plain_log_labels",
     "plot_accuracy_curves", "plot_confusion", "plot_convention_b", "plot_dam_capacity", "plot_dead_memories", "plot_digits",
-    "plot_disagreement_table", "plot_dtype_agreement", "plot_energy_magnitudes", "plot_f1_heatmaps",
+    "plot_disagreement_table", "plot_dtype_agreement", "plot_energy_and_basins", "plot_energy_magnitudes", "plot_f1_heatmaps",
     "plot_f1_panels", "plot_hopfield_capacity", "plot_interactions", "plot_memories", "plot_metric_profiles",
     "plot_optimum_vs_n", "plot_overflow_frontier", "plot_power_and_limits", "plot_precision_study",
     "plot_readings", "plot_recall", "plot_scale_sweep", "plot_setting_effects", "plot_sign_error_rates", "plot_survival_map",

@@ -138,3 +138,37 @@ def plot_recall(pattern, probe, final, *, title="", shape=None):
         ax.set_yticks([])
     fig.suptitle(title, fontsize=10)
     return fig
+
+
+def plot_energy_and_basins(flipped, energy, recalled):
+    """The intuition behind capacity, against the fraction of a pattern's bits flipped: the
+    energy around a stored pattern (top) and the chance that a damaged probe relaxes back
+    onto it (bottom), one line per n.
+
+    ``flipped``: fractions of flipped bits; ``energy[n]``: the mean energy of states with
+    that many bits flipped, divided by the size of the pattern's own energy (-1 at the
+    pattern); ``recalled[n]``: the fraction of such probes that relax exactly onto their
+    pattern. Colour, marker and line style all tell n apart.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    ns = list(energy)
+    styles = dict(zip(ns, zip(_seq_colors(len(ns)), ("o", "s", "^", "D", "v"), ("-", "--", ":", "-.", "-"))))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 6.4), sharex=True, constrained_layout=True)
+    for n in ns:
+        color, marker, line = styles[n]
+        top.plot(flipped, energy[n], color=color, marker=marker, ls=line, lw=1.8, label=f"n = {n}")
+        bottom.plot(flipped, recalled[n], color=color, marker=marker, ls=line, lw=1.8, label=f"n = {n}")
+    top.set_ylabel("energy / |energy at the pattern|", fontsize=10)
+    top.axhline(0, color="0.8", lw=0.8)
+    top.legend(fontsize=9, loc="lower right")
+    bottom.set_ylabel("probes recalled exactly", fontsize=10)
+    bottom.set_xlabel("fraction of the pattern's bits flipped", fontsize=10)
+    bottom.set_ylim(-0.03, 1.03)
+    for ax in (top, bottom):
+        ax.tick_params(labelsize=9)
+        ax.grid(alpha=0.3)
+    overlap = top.secondary_xaxis("top", functions=(lambda f: 1 - 2 * f, lambda q: (1 - q) / 2))
+    overlap.set_xlabel("overlap q with the pattern", fontsize=10)
+    overlap.tick_params(labelsize=9)
+    return fig

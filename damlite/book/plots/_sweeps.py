@@ -13,7 +13,8 @@ def plot_sweep_heatmaps(records, ns, grid="coarse", *, variants=("original", "no
     (a single network wraps its n into rows of three).
 
     Log axes, cividis colours (dark = small distance = good), a shared colour scale
-    (0 to 2 sqrt(N), the distance of a random state), the best cell marked by a star.
+    (0 to 2 sqrt(N), the largest possible distance, every bit wrong; a random state lies
+    near sqrt(2N)), the best cell marked by a star.
     Each panel's y axis is its network's own inverse temperature: 1/T for the
     original, 1/T' for the normalized. Missing results leave an empty panel that says so;
     with no ``ns`` (or no ``variants``) nothing is drawn and None is returned. ``ncols``
@@ -252,7 +253,7 @@ def plot_dtype_agreement(records, ns, *, grid="coarse", N=100, tolerance=0.5, ax
         good.append(float(np.mean(same[mask])))
     ax.plot(xs, agree, color=OKABE_ITO["blue"], marker="o", label="all cells")
     ax.plot(xs, good, color=OKABE_ITO["orange"], marker="s", linestyle="--", label="good cells (float64)")
-    ax.set(xlabel="interaction vertex n", ylabel=f"cells with |Δ distance| ≤ {tolerance}", ylim=(0, 1.05))
+    ax.set(xlabel="interaction vertex n", ylabel=f"cells with |d₃₂ − d₆₄| ≤ {tolerance}", ylim=(0, 1.05))
     ax.legend(fontsize=8, loc="lower left")
     return ax
 
@@ -286,8 +287,9 @@ def plot_setting_effects(tables, settings, *, colours=None):
     ``tables`` is ``damlite.paper.scorecard.secondary_tables``: (key, n, grid, N) ->
     a heatmap table (``mean``, ``its``, ``lrs``), the key ``"setting|network"``, with a
     ``"control|network"`` entry for each. ``settings`` names the settings in the order
-    of the x axis. One marker per block: circles the normalized network, squares the
-    original (open); colour gives n. Left: the change of the good region's share of the
+    of the x axis. One marker per block: filled for the normalized network, open and to
+    the right for the original; colour and marker shape both give n (so no reader has to
+    tell n apart by colour alone). Left: the change of the good region's share of the
     grid, over a grey band of +-0.1 (the scorecard's tolerance for "similar"); right: how
     far its centre moves along the learning-rate axis (a factor, log scale).
     """
@@ -296,6 +298,7 @@ def plot_setting_effects(tables, settings, *, colours=None):
     from ...paper.claims import region  # noqa: PLC0415
 
     colours = colours or {3: "blue", 10: "vermillion", 20: "green"}
+    shapes = dict(zip(sorted(colours), "o^Dsv"))
     settings = list(settings)
     fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.5), layout="constrained")
     ns = set()
@@ -306,7 +309,7 @@ def plot_setting_effects(tables, settings, *, colours=None):
         base = tables[("control|" + network, n, grid, N)]
         a, b = (region(x.mean, x.its, x.lrs) for x in (base, t))
         ns.add(n)
-        style = dict(marker="o" if network == "normalized" else "s", linestyle="none",
+        style = dict(marker=shapes.get(n, "o"), linestyle="none",
                      color=OKABE_ITO[colours.get(n, "black")],
                      markerfacecolor="none" if network == "original" else None)
         x = settings.index(name) + (0.12 if network == "original" else -0.12)
@@ -318,9 +321,9 @@ def plot_setting_effects(tables, settings, *, colours=None):
     plain_log_labels(axes[1].yaxis)
     for ax in axes:
         ax.set_xticks(range(len(settings)), settings, rotation=30, fontsize=9)
-    keys = [plt.Line2D([], [], color=OKABE_ITO[colours.get(n, "black")], marker="o", linestyle="none",
-                       label=f"n = {n}") for n in sorted(ns)]
-    keys += [plt.Line2D([], [], color="black", marker=m, markerfacecolor=f, linestyle="none", label=v)
-             for m, f, v in (("o", None, "normalized"), ("s", "none", "original"))]
+    keys = [plt.Line2D([], [], color=OKABE_ITO[colours.get(n, "black")], marker=shapes.get(n, "o"),
+                       linestyle="none", label=f"n = {n}") for n in sorted(ns)]
+    keys += [plt.Line2D([], [], color="black", marker="o", markerfacecolor=f, linestyle="none", label=v)
+             for f, v in ((None, "normalized"), ("none", "original"))]
     fig.legend(handles=keys, loc="outside lower center", ncols=5, fontsize=9)
     return fig
