@@ -62,9 +62,11 @@ def _argv(command: str) -> list[str]:
 # --------------------------------------------------------------------------- the two commands
 def test_the_two_commands_for_a_fresh_machine_are_what_ci_runs():
     cmds = readme_commands.commands(README)
-    venv = "python3 -m venv .venv && . .venv/bin/activate && "
-    assert cmds["test"].startswith(venv + 'pip install -e ".[dev]" && python -m pytest'), cmds["test"]
-    assert cmds["book"].startswith(venv + "pip install -r requirements.txt && jupyter-book build . -W"), cmds["book"]
+    venv = "python3 -m venv .venv && . .venv/bin/activate && pip install uv && "
+    # each installs its lock (tests/test_lock.py: the locks agree with pyproject.toml and requirements.txt)
+    install = "uv pip install --no-deps -r requirements/{}.txt -e . && "
+    assert cmds["test"].startswith(venv + install.format("dev") + "python -m pytest"), cmds["test"]
+    assert cmds["book"].startswith(venv + install.format("book") + "jupyter-book build . -W"), cmds["book"]
     # .ci/run takes both from the README (not a copy of them), runs each in a virtual environment of its own,
     # and then the rest of the full suite that the README names
     for kind in ("test", "book"):
