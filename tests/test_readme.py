@@ -139,8 +139,8 @@ def test_the_layout_table_names_files_that_exist_and_the_registered_tasks():
         assert path.exists(), first
         if second:
             assert (path.parent / second).exists(), second
-        for name in re.findall(r"`(\w+\.py)`", what):  # the modules a folder's row names
-            assert path.is_dir() and list(path.rglob(name)), (first, name)
+        for name in re.findall(r"`(\w+\.py)`", what):  # the modules a folder's (or a module's) row names
+            assert list((path if path.is_dir() else path.parent).rglob(name)), (first, name)
     sweeps = dict((r[0], r[2]) for r in rows)["damlite/sweeps/"]
     m = re.search(r"the sweep tasks, each registering itself \(([^)]*)\)", sweeps)
     assert m, "the damlite/sweeps/ row names the registered tasks"
