@@ -49,7 +49,7 @@ def _damlite_commands() -> list[str]:
             elif "python -m damlite" in line:
                 cmd = line[line.index("python -m damlite"):]
                 found += [cmd.replace("$" + loop[0], v) for v in loop[1]] if loop else [cmd]
-    found += re.findall(r"`(python -m damlite[^`]*)`", README)
+    found += re.findall(r"`(python -m damlite(?: [^`]*)?)`", README)  # not python -m damlite.paper.reruns
     return found
 
 
