@@ -46,9 +46,12 @@ def test_noise_floor_matches_reruns_to_committed_blocks_by_identity(tmp_path):
     from damlite.sweeps.tasks.autoassociative import autoassociative_block  # noqa: F401 - registers the task
 
     d = [[[0.0, 1.0], [3.0, 4.0]], [[0.0, 1.2], [3.0, 4.0]]]
-    assert reruns._identity(_line(d)["block"], dtype=False) == reruns._identity(
-        _line(d, dtype="float32")["block"], dtype=False)
-    assert reruns._identity(_line(d)["block"]) != reruns._identity(_line(d, dtype="float32")["block"])
+    f64, f32 = _line(d)["block"], _line(d, dtype="float32")["block"]
+    assert reruns._identity(f64) != reruns._identity(f32)
+    # a float32 rerun stands in for the float64 block; any other variation for the very same block
+    assert reruns._as_committed(f32, "float32") == reruns._identity(f64)
+    assert reruns._as_committed(f32, "one-thread") == reruns._identity(f32)
+    assert reruns._as_committed(f64, "generic") == reruns._identity(f64)
 
 
 def test_floor_reading_follows_rule_5():

@@ -65,12 +65,18 @@ def _lines(path):
 
 
 def _committed(results):
-    """identity (without dtype) -> (file stem, line) over every committed autoassociative file."""
+    """identity -> (file stem, line) over every committed autoassociative file."""
     out = {}
     for path in sorted((Path(results) / "autoassociative").glob("*.jsonl")):
         for line in _lines(path):
-            out.setdefault(_identity(line["block"], dtype=False), (path.stem, line))
+            out.setdefault(_identity(line["block"]), (path.stem, line))
     return out
+
+
+def _as_committed(block, variation):
+    """The identity of the committed block a rerun stands in for: the same block, and for the float32 variation
+    the float64 block it reruns in float32."""
+    return _identity(dict(block, dtype="float64") if variation == "float32" else block)
 
 
 def _cells(line):
@@ -149,7 +155,7 @@ def noise_floor(results="book/results", noise=None):
     for var in VARIATIONS:
         for path in sorted((noise / var).glob("autoassociative-*.jsonl")):
             for line in _lines(path):
-                hit = index.get(_identity(line["block"], dtype=False))
+                hit = index.get(_as_committed(line["block"], var))
                 if hit is None:
                     continue
                 stem, committed = hit
@@ -164,12 +170,12 @@ def _substituted(results, noise, variation, dest):
     reruns = {}
     for path in sorted((Path(noise) / variation).glob("autoassociative-*.jsonl")):
         for line in _lines(path):
-            reruns[_identity(line["block"], dtype=False)] = line
+            reruns[_as_committed(line["block"], variation)] = line
     swapped = 0
     for path in sorted((Path(dest) / "autoassociative").glob("*.jsonl")):
         out = []
         for line in _lines(path):
-            new = reruns.get(_identity(line["block"], dtype=False))
+            new = reruns.get(_identity(line["block"]))
             if new is not None:
                 dtype = line["block"]["dtype"]
                 line = {"key": line["key"], "block": line["block"], "provenance": new["provenance"],
