@@ -140,7 +140,7 @@ def _cpu_provenance() -> tuple[set[str], set[str]]:
                     continue
                 numpys.add(prov["numpy"])
                 if kernels := prov.get("cpu_kernels"):
-                    numbas.add(kernels.removeprefix("numba "))
+                    numbas.add(kernels.removeprefix("numba ").split(",")[0])  # "numba 0.68.1, 2 threads"
     return numpys, numbas
 
 

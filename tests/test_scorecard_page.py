@@ -158,18 +158,13 @@ def test_a_verdict_unstable_at_rounding_level_leaves_the_bottom_line():
     assert "A (unstable at rounding level)" in bl["reason"]
 
 
-def test_the_reruns_hook_marks_verdicts_unstable(monkeypatch):
-    import sys  # noqa: PLC0415
-    import types  # noqa: PLC0415
-
-    fake = types.ModuleType("damlite.paper.reruns")
-    fake.summary = lambda results: {"tables": [{"id": "t", "title": "T", "columns": ["a"], "rows": [[1]]}]}
-    fake.noise_flags = lambda results: {"theory_overflow": {"exact arithmetic": "a test of the hook"}}
-    monkeypatch.setitem(sys.modules, "damlite.paper.reruns", fake)
-    import damlite.paper  # noqa: PLC0415 - the real module, once imported, is the package's attribute too
-
-    monkeypatch.setattr(damlite.paper, "reruns", fake, raising=False)
-    summary, flags = scorecard._reruns("book/results")
+def test_the_reruns_hook_reads_the_noise_floor_file(tmp_path):
+    assert scorecard._reruns(tmp_path) == (None, {})
+    (tmp_path / "noise").mkdir()
+    (tmp_path / "noise" / "noise-floor.json").write_text(json.dumps({
+        "summary": {"tables": [{"id": "t", "title": "T", "columns": ["a"], "rows": [[1]]}]},
+        "flags": {"theory_overflow": {"exact arithmetic": "a test of the hook"}}}))
+    summary, flags = scorecard._reruns(tmp_path)
     assert summary["tables"][0]["rows"] == [[1]]
     assert flags == {"theory_overflow": {"exact arithmetic": "a test of the hook"}}
 

@@ -107,6 +107,10 @@ SUMMARY_DIGESTS = {
     "autoassociative-scorecard": "70d19b2819730acd", "autoassociative-sensitivity": "e2c19deee4f2ae63",
     "autoassociative-wide": "f3f0f298198ad8e4", "mnist-full": "b0d2064d944cf086", "mnist-leak-cpu": "966157418b7a386b",
     "mnist-leak-init": "59d816219698fad1", "mnist-seeds": "0331163ec9eced17", "mnist-short": "5bb1b2f196c6b19d",
+    # the pre-registered runs of 2026-11-29 (read with the code of the commit that committed them)
+    "autoassociative-floor": "83f601ae069b60f4", "autoassociative-n25": "16bc86961482a802",
+    "autoassociative-parity": "c4b6ce6caf8039ce", "autoassociative-rate10": "2a67fb20bc431fe7",
+    "mnist-author-slice": "6af9f0b37a2a4b0f", "mnist-b-slice": "c2fab3cf7ddb8a10",
 }
 
 

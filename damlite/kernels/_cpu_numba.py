@@ -160,7 +160,8 @@ def _cache_failure(what, exc):
     _cache_failed.append(f"{type(exc).__name__}: {first}")
     import warnings  # noqa: PLC0415
 
-    from .cpu_kernels import CpuKernelsWarning  # noqa: PLC0415
+    # cpu_kernels imports this module (and is loaded first): its warning class, without an import circle
+    CpuKernelsWarning = sys.modules[__name__.rsplit(".", 1)[0] + ".cpu_kernels"].CpuKernelsWarning  # noqa: N806
 
     warnings.warn(f"numba could not {what} its on-disk cache of damlite's CPU kernels ({_cache_failed[0]}); they "
                   f"compile in memory in this process (same results; the next process compiles them again)."

@@ -61,6 +61,9 @@ TOLERANCES = {
     "stable_share": 0.8,  # a verdict is stable when at least this share of resamples repeats it
 }
 
+#: A grid -> the grid whose rows it holds (rule "grids"): its blocks are read as that grid's.
+EXTENDED = {"coarse-ext": "coarse"}
+
 #: The rule book: (name, text). Each claim names the rules it uses; the page prints them.
 RULES = (
     ("recall", "A network *recalls* at n when its best cell (the mean over repeats) is within 0.5 of "

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import claims as C
+from .claims import EXTENDED
 
 __all__ = ["EFFECT_RESAMPLES", "EFFECTS", "NEW_FILES", "PREDICTIONS", "SENSITIVE", "compute", "deviations",
            "effect_sizes", "manifest", "sensitivity", "timeline"]
@@ -63,8 +64,6 @@ def _r(x, digits=4):
 
 # ------------------------------------------------------------------------------ effect sizes
 def _filed(grid):
-    from .scorecard import EXTENDED  # noqa: PLC0415
-
     return EXTENDED.get(grid, grid)
 
 

@@ -350,10 +350,10 @@ def _fmt(x):
     return None if x is None else float(f"{x:.3g}") if isinstance(x, float) else x
 
 
-def summary(results="book/results"):
-    """What the scorecard shows (``card["reruns"]``): the noise floor and the edges' runs as ``tables`` (the page's),
-    with the measurements behind them; None when none of their files is on file."""
-    noise = _noise_file(results)
+def summary(results="book/results", noise=None):
+    """What the scorecard shows (``card["reruns"]``): the noise floor (``noise``, else the file's) and the edges'
+    runs as ``tables`` (the page's), with the measurements behind them; None when none of their files is on file."""
+    noise = _noise_file(results) if noise is None else noise
     edges = edge_runs(results)
     parity = _parity(results)
     if noise is None and not any(edges.values()) and not parity:
@@ -401,6 +401,7 @@ def summary(results="book/results"):
         tables.append({"id": "parity", "title": "Exploratory (not pre-registered): n = 21 ... 27, polynomial F, one repeat",
                        "columns": ["n", "best cell mean", "good cells"],
                        "rows": [[r["n"], _fmt(r["best"]), r["good_cells"]] for r in parity]})
+    noise = None if noise is None else {k: noise[k] for k in ("variations", "rule", "blocks", "regrade")}
     return {"tables": tables, "noise_floor": noise, "edges": edges, "norm_lr_rate10": norm_lr_rate10(edges["rate10"]),
             "n25_reading": _n25_reading(edges["n25"]), "parity": parity}
 
@@ -415,10 +416,14 @@ def _parity(results):
 
 
 def write(results="book/results", path=None):
-    """Measure the noise floor and regrade: ``book/results/noise/noise-floor.json``."""
+    """Measure the noise floor and regrade: ``book/results/noise/noise-floor.json``, with what the scorecard shows
+    (``summary``: :func:`summary`) and the verdicts it marks unstable (``flags``: :func:`unstable`); the scorecard
+    reads the file and never imports this module."""
     path = Path(path) if path is not None else Path(results) / "noise" / NOISE_FILE
     card = {"variations": VARIATIONS, "rule": "rule 2 of book/results/predictions/2026-11-29-mnist-noise-floor.md",
             "blocks": noise_floor(results), "regrade": regrade(results)}
+    card["flags"] = unstable(card)
+    card["summary"] = summary(results, noise=card)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(card, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)

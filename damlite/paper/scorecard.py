@@ -54,7 +54,7 @@ __all__ = ["CLAIMS", "MNIST_READINGS", "READINGS", "SHORT", "MissingInputs", "bu
 T = C.TOLERANCES
 BOOTSTRAP = T["bootstrap"]
 SEED = 20261126
-EXTENDED = {"coarse-ext": "coarse"}  # a grid -> the grid whose rows it holds (rule "grids")
+EXTENDED = C.EXTENDED  # a grid -> the grid whose rows it holds (rule "grids")
 
 #: Autoassociative readings: label -> (sources, relabel the original's 1/T as (1/T)**n).
 #: A source is (file stem, settings the records must match; "grid" may be one of them).
@@ -737,28 +737,26 @@ def _grade_claim(cid, ctx, bootstrap=True):
 
 
 def _reruns(results):
-    """(summary, noise flags) from :mod:`damlite.paper.reruns` where that module exists, else (None, {}).
+    """(summary, noise flags) from ``<results>/noise/noise-floor.json`` where it exists, else (None, {}).
 
-    The interface this module expects (the hook of :func:`build`):
+    :mod:`damlite.paper.reruns` writes that file (``python -m damlite.paper.reruns``: it regrades this
+    scorecard per rounding-level variation, so it imports this module, never the other way):
 
-    * ``reruns.summary(results) -> dict | None``: JSON-able and deterministic (the card regenerates
-      byte for byte), None when no rerun file is on file. ``card["reruns"]`` holds it as returned; the
-      page renders its ``"tables"``: a list of ``{"id": str, "title": str, "columns": [str],
-      "rows": [[str | int | float | None]], "note": str}`` (``note`` optional), in order, and keeps
-      the rest of the dict in the JSON only.
-    * ``reruns.noise_flags(results) -> {claim id: {reading label: reason}}``: the verdicts that come
-      out otherwise with a rerun block in place of its committed block (the 2026-11-29 rules, rule 2);
-      the reading labels are the card's (``"A + leak"``, ``"B"``, ...), the reason one sentence
-      ("turns undetermined with the one-thread rerun of autoassociative-leak normalized n = 10").
-      Each such verdict is marked unstable (``noise``: the reason) and left out of its claim's bottom
-      line, as one with a bootstrap share under 80 %. To regrade with a rerun block, call
-      :func:`build` on a copy of the results with ``reruns=False`` and compare :func:`verdicts`.
+    * ``"summary"``: JSON-able, stored as ``card["reruns"]``; the page renders its ``"tables"``: a list of
+      ``{"id": str, "title": str, "columns": [str], "rows": [[str | int | float | None]], "note": str}``
+      (``note`` optional), in order, and keeps the rest of the dict in the JSON only.
+    * ``"flags"``: ``{claim id: {reading label: reason}}``, the verdicts that come out otherwise with a
+      rerun block in place of its committed block (the 2026-11-29 rules, rule 2); the reading labels are
+      the card's (``"A + leak"``, ``"B"``, ...), the reason one sentence. Each such verdict is marked
+      unstable (``noise``: the reason) and left out of its claim's bottom line, as one with a bootstrap
+      share under 80 %. To regrade with a rerun block, call :func:`build` on a copy of the results with
+      ``reruns=False`` and compare :func:`verdicts`.
     """
-    try:
-        from . import reruns  # noqa: PLC0415
-    except ImportError:
+    path = Path(results) / "noise" / "noise-floor.json"
+    if not path.exists():
         return None, {}
-    return reruns.summary(results), reruns.noise_flags(results) or {}
+    data = json.loads(path.read_text())
+    return data.get("summary"), data.get("flags") or {}
 
 
 def verdicts(card):

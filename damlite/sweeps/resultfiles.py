@@ -28,6 +28,7 @@ import stat
 from pathlib import Path
 
 from .blocks import BUILTIN_TASKS, TASKS, Block, get_task, profile_blocks
+from .validate import ResultFileError  # defined beside the checks that raise it
 
 __all__ = ["results_path", "ResultFileError", "read_results", "check_out_dir", "load_records", "load_provenance"]
 
@@ -36,8 +37,6 @@ def results_path(out_dir, task, profile) -> Path:
     return Path(out_dir) / f"{task}-{profile}.jsonl"
 
 
-class ResultFileError(RuntimeError):
-    """A result file or its directory cannot be used; the message says what to do."""
 
 
 def _check_path(path: Path, what="result file") -> bool:

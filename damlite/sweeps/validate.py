@@ -28,9 +28,12 @@ import contextvars
 import math
 import numbers
 
-from .resultfiles import ResultFileError
 
 __all__ = ["line_problem", "block_problem", "record_problem", "skipping_invalid", "InvalidRecord"]
+
+class ResultFileError(RuntimeError):
+    """A result file or its directory cannot be used; the message says what to do."""
+
 
 #: Relative slack on a bound (2 sqrt(N) computed in floating point by two programs).
 _SLACK = 1e-9
