@@ -34,7 +34,7 @@ class RelaxResult(NamedTuple):
     """The end of a relaxation.
 
     ``states`` (B, N) on the estimator's backend; ``converged`` (B,) True where a sweep changed nothing;
-    ``n_sweeps`` the sweeps run; ``status`` (B,) one of :data:`STATUSES` per probe ("fixed_point";
+    ``n_sweeps`` the sweeps run; ``status`` (B,) one of ``STATUSES`` per probe ("fixed_point";
     "cycle": two states that turn into each other under ``mode="sync"``; "max_sweeps": still moving when
     the sweeps ran out); with ``record=True`` also ``trajectory`` (S + 1, B, N), the states before the
     first sweep and after each, and ``energies`` (S + 1, B) their energies E, as NumPy arrays.

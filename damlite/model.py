@@ -184,7 +184,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         The class labels (a classifier only).
     n_features_in_ : int
         Features of X seen by ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape ``(n_features_in_,)``
         Column names of X when ``fit`` saw a DataFrame with string names; later calls check them.
     fit_seconds_ : float
         Wall-clock time of the last ``fit``.

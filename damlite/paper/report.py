@@ -284,7 +284,7 @@ def deviations(results):
 
 
 def timeline(results):
-    """When the first block of each pre-registered file (:data:`NEW_FILES`) started: ``provenance.date``
+    """When the first block of each pre-registered file (``NEW_FILES``) started: ``provenance.date``
     minus ``provenance.seconds``, in UTC (ISO 8601); None for a file not on file."""
     from ..sweeps.resultfiles import read_results  # noqa: PLC0415
 

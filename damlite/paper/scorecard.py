@@ -610,7 +610,7 @@ def build(results="book/results", *, bootstrap=BOOTSTRAP, allow_missing=False, r
     Raises :class:`MissingInputs` when a result file or block a claim grades from is absent;
     with ``allow_missing=True`` those claims are graded "missing input" under the readings
     concerned, and ``card["missing_inputs"]`` lists what is missing. ``reruns``: read the noise floor and
-    the reruns' summary from :mod:`damlite.paper.reruns` where it exists (see :func:`_reruns`).
+    the reruns' summary from :mod:`damlite.paper.reruns` where its file exists (see ``_reruns``).
     ``effect_resamples``: resamples behind each effect size's interval (0 to 10000).
     """
     if not (isinstance(bootstrap, int) and 0 <= bootstrap <= 10_000):
@@ -806,7 +806,7 @@ class _Refused(OSError):
     one_line = True  # the command line prints the message alone
 
 
-#: The largest file :func:`check_out` reads to tell whether it is a scorecard (a card is about 0.5 MB).
+#: The largest file ``check_out`` reads to tell whether it is a scorecard (a card is about 0.5 MB).
 _LARGEST_CARD = 64 * 2**20
 
 
@@ -899,7 +899,7 @@ def write(card, path="book/results/scorecard.json"):
     folder, flushed and fsynced, then renamed over ``path`` (a reader sees the old file or the new
     one, never half of one). Returns the path; an ``OSError`` names the file.
 
-    Only a scorecard is replaced (:func:`check_out`: never a result file, a directory, a device, a
+    Only a scorecard is replaced (``check_out``: never a result file, a directory, a device, a
     FIFO or a symbolic link); the new file keeps the old one's permissions (a new one gets the
     umask's); the temporary file is removed on any way out, Ctrl-C and SIGTERM included."""
     import signal  # noqa: PLC0415
