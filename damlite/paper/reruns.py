@@ -48,12 +48,10 @@ RATE_AXIS = (1.0, 2.15443, 4.64159, 10.0)  # the rate10 blocks' learning rates
 RECALL = C.TOLERANCES["recall_distance"]
 
 
-def _identity(block, *, dtype=True):
+def _identity(block):
     """What makes two blocks the same computation (the key without the key's text formatting)."""
     b = dict(block)
     b.pop("key", None)
-    if not dtype:
-        b.pop("dtype", None)
     b["settings"] = [list(x) for x in b.get("settings", [])]
     return json.dumps(b, sort_keys=True)
 
