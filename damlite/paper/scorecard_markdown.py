@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "claim_markdown", "claim_section", "count_words", "counts_text",
-           "verdict_cell_words",
-           "evidence_dropdown", "evidence_html", "firmness", "html_table", "legend_markdown", "matrix_markdown",
-           "prose", "report_tables", "rules_markdown", "summary_figure", "symbol", "undetermined_markdown",
-           "verdict_cell", "verdict_table", "where", "words"]
+__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "bottom_words", "claim_dropdown", "dropdown", "claim_markdown", "claim_paragraph",
+           "claim_section", "count_words", "counts_text", "evidence_dropdown", "evidence_html", "firmness",
+           "group_table", "html_table", "legend_markdown", "matrix_markdown", "prose", "report_tables",
+           "rules_markdown", "summary_figure", "symbol", "undetermined_markdown", "verdict_cell",
+           "verdict_cell_words", "verdict_short", "verdict_table", "where", "words"]
 
 #: One symbol per verdict in the matrix (:func:`symbol`).
 SYMBOLS = {"supported": "✓", "refuted": "✗", "undetermined": "?", "unstable": "~", "identity": "=",
@@ -304,10 +304,13 @@ def _html(text):
     return html.escape(words(str(text)), quote=False)
 
 
-def html_table(head, rows, cls="sc-table"):
+def html_table(head, rows, cls="sc-table", widths=None):
     """An HTML table of words (escaped) with the page's class; each cell carries its column's
-    heading (``data-label``) for the stacked layout at phone width."""
-    out = [f'<table class="{cls}"><thead><tr>' + "".join(f"<th>{_html(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    heading (``data-label``) for the stacked layout at phone width. ``widths``: each column's share
+    of the table's width in per cent (default: equal shares)."""
+    cols = "" if not widths else "<colgroup>" + "".join(f'<col style="width: {w:g}%">' for w in widths) + "</colgroup>"
+    out = [f'<table class="{cls}">{cols}<thead><tr>' + "".join(f"<th>{_html(h)}</th>" for h in head)
+           + "</tr></thead><tbody>"]
     for row in rows:
         out.append("<tr>" + "".join(f'<td data-label="{_html(h)}">{_html(c)}</td>' for h, c in zip(head, row))
                    + "</tr>")
@@ -461,7 +464,7 @@ def summary_figure(card, heads=None, *, width=6.88):
             if c["task"] == task:
                 labels += [k for k in c["readings"] if k not in labels]
     cs = card["claims"]
-    fig, ax = plt.subplots(figsize=(width, 0.26 * len(cs) + 1.9))
+    fig, ax = plt.subplots(figsize=(width, 0.2 * len(cs) + 1.6))
     for i, c in enumerate(cs):
         for j, label in enumerate(labels):
             g = c["readings"].get(label)
@@ -521,3 +524,122 @@ def report_tables(card):
     rows = [[d["what"], d["paper"], d["ours"]] for d in rep.get("deviations") or []]
     out["deviations"] = html_table(["what", "the paper", "these runs"], rows)
     return out
+
+
+# ------------------------------------------------------------------------------ one claim, short
+# Chapter 8 at a glance and short (issue 44: under 12,000 px at 1280 px): per group of claims one
+# verdict table (a row per claim, a column per reading), then per claim one paragraph (its name,
+# the paper's words, the bottom line) and one collapsed dropdown (the test, how firm each verdict
+# is, the evidence in one table). Collapsed content adds nothing to the page's height.
+
+def verdict_short(g):
+    """One reading's verdict in a table cell that fits ~100 px: ``✗ 0/3`` (k of m n or tests support
+    it), marked *unstable*, *identity* or *every n ✗* (rule ``concession``) where those apply."""
+    if g["verdict"] == "not tested":
+        return "– not run yet" if g.get("slice") else "–"
+    if g["verdict"] == "missing input":
+        return "! missing"
+    text = f"{symbol(g) if not g.get('identity') else SYMBOLS[g['verdict']]} {g['supported']}/{g['total']}"
+    if g.get("identity"):
+        text += " identity"
+    elif g.get("unstable"):
+        text += " unstable"
+    if g.get("all_n") and g["all_n"]["total"]:
+        text += f" (every n {SYMBOLS.get(g['all_n']['verdict'], '')})"
+    return text
+
+
+def group_table(claims, heads=None, titles=None):
+    """The verdicts of a group of claims: a row per claim (its title, a cell per reading of
+    :func:`verdict_short`, the bottom line), as an HTML table that fits the column and stacks at phone
+    width. ``titles``: claim id -> the name shown (default: the claim's ``short``)."""
+    heads, titles = heads or {}, titles or {}
+    labels = []
+    for c in claims:
+        labels += [k for k, g in c["readings"].items() if k not in labels]
+    rows = [[titles.get(c["id"], c["short"])] + [verdict_short(c["readings"][k]) if k in c["readings"] else ""
+                                               for k in labels] + [bottom_words(c["bottom_line"]["verdict"], heads)]
+            for c in claims]
+    share = 56 / max(len(labels), 1)  # the readings share what the claim and its bottom line leave
+    return html_table(["claim"] + [heads.get(k, k) for k in labels] + ["bottom line"], rows,
+                      widths=[22] + [share] * len(labels) + [22])
+
+
+def bottom_words(verdict, heads=None):
+    """A bottom line in the page's short reading names: ``only under A + leak; A + leak, K = P`` becomes
+    ``only under A + leak; K = P`` with ``heads`` = {"A + leak, K = P": "K = P"}."""
+    heads = heads or {}
+    if not verdict.startswith("only under "):
+        return verdict
+    return "only under " + "; ".join(heads.get(k, k) for k in verdict[len("only under "):].split("; "))
+
+
+def claim_paragraph(c, title=None, heads=None, *, place=False):
+    """A claim in one line of MyST: its name (``title``; the claim's ``short`` when None, none when ""),
+    the paper's words in italics (and where they stand, with ``place``), the bottom line (reading names
+    shortened by ``heads``)."""
+    name = prose(c["short"]) if title is None else title
+    at = f" ({where(c['paper']['where'])})" if place else ""
+    verdict = bottom_words(c["bottom_line"]["verdict"], heads)
+    return (f"**{name}.** " if name else "") + f"*“{c['paper']['quote']}”*{at}. **{_sentence(verdict)}.**"
+
+
+def _grouped_evidence(c, heads):
+    """All readings' evidence of a claim in one table (a reading column), or "" when none has any."""
+    rows = []
+    for label, g in c["readings"].items():
+        for r in _evidence_rows(g):
+            rows.append([heads.get(label, label)] + r)
+    if not rows:
+        return ""
+    return html_table(["reading", "item", "network", "grid", "repeats", "best cell", "good area (decades²)",
+                       "centre 1/T (1/T′)", "runs past", "outcome"], rows, cls="sc-table sc-evidence")
+
+
+def claim_dropdown(c, heads=None, extra="", title="The test and the evidence", name=None):
+    """A claim's test, its verdict per reading with how firm each is (:func:`verdict_table`), what decided
+    each item and the evidence in one table, in a collapsed MyST dropdown headed ``title`` (one line of
+    MyST, e.g. :func:`claim_paragraph`; in body weight, the dropdowns of a page close together) and
+    labelled ``name`` (a target for ``{ref}``). ``extra``: MyST added after the bottom line (e.g. the
+    upper edges beside a centre test)."""
+    heads = heads or {}
+    bl = c["bottom_line"]
+    test = f"**Test**: {prose(c['rule'])}."
+    if c.get("about"):
+        test += f" ({_sentence(prose(c['about']['why']))}.)"
+    body = [f"*{where(c['paper']['where'])}.* {test}", "",
+            f"**Bottom line: {bl['verdict']}.** {_sentence(prose(bl['reason']))}.", ""]
+    if extra:
+        body += [extra, ""]
+    body += [verdict_table(c, heads), ""]
+    for label, g in c["readings"].items():
+        if g["verdict"] == "not tested" and not g.get("items"):
+            why = g.get("note") or ("not run: " + ", ".join(g["slice"]["not_run"]) if g.get("slice") else "")
+            if why:
+                body += [f"**{heads.get(label, label)}**: not tested ({words(why)}).", ""]
+            continue
+        lines = []
+        for it in g.get("items", []):
+            said = [f"{p['grid']}: {p['note']}" if len(it.get("grids", {})) > 1 else p["note"]
+                    for p in g["per_n"] if p.get("item") == it["item"] and p.get("note")]
+            own = it.get("note", "")
+            note = "; ".join(said + ([own] if own and not any(own in x for x in said) else []))
+            more = "; ".join(x for x in (note, f"turned by {it['margin']}" if it.get("margin") else "") if x)
+            lines.append(f"- {words(prose(it['item']))}: **{it['outcome']}**" + (f". {words(more)}" if more else ""))
+        if g.get("slice") and g["slice"]["not_run"]:
+            lines.append(f"- not run yet: {', '.join(g['slice']['not_run'])}")
+        body += [f"**{heads.get(label, label)}**: {g['verdict']}, {count_words(g)}.", ""] + lines + [""]
+    table = _grouped_evidence(c, heads)
+    if table:
+        body += ["The good regions behind them:", "", table]
+    text = "\n".join(body).rstrip()
+    return dropdown(title, text, name=name, weight="normal")
+
+
+def dropdown(title, body, *, name=None, weight=None):
+    """A collapsed MyST dropdown of ``body`` headed ``title`` (its title in body weight with
+    ``weight="normal"``), labelled ``name`` for ``{ref}``; a page's dropdowns sit close together (a
+    small margin and padding: collapsed, each is one line of the page)."""
+    opts = [":margin: 0 2 0 0", ":class-title: sd-py-1" + (f" sd-font-weight-{weight}" if weight else "")]
+    opts += [f":name: {name}"] if name else []
+    return "::::{dropdown} " + title + "\n" + "\n".join(opts) + "\n\n" + body + "\n::::"
