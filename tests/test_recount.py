@@ -94,9 +94,11 @@ def _width(values):
 def _region(z, its, lrs, tol, lower):
     fill = np.where(np.isfinite(z), z, np.inf if lower else -np.inf)
     best = fill.min() if lower else fill.max()
+    near = np.nonzero((np.abs(fill - best) <= 0.05).any(axis=1))[0]  # rows holding a best cell (within 0.05)
     good = np.isfinite(z) & (np.abs(fill - best) <= tol)
     rows, cols = np.nonzero(good)
-    return {"best": float(best), "good": good, "fraction": float(good.mean()),
+    return {"best": float(best), "best_T": [float(its[near].min()), float(its[near].max())],
+            "good": good, "fraction": float(good.mean()), "low": float(its[rows].min()), "high": float(its[rows].max()),
             "area": float((np.outer(_width(its), _width(lrs)) * good).sum()),
             "centre_T": float(np.exp(np.log(its[rows]).mean())), "centre_lr": float(np.exp(np.log(lrs[cols]).mean())),
             "reach": float(lrs[cols].max()),
@@ -235,6 +237,8 @@ def _recount_claim(claim, label, graded, card):
         assert p["centre_lr"] == pytest.approx(g["centre_lr"], rel=1e-3), (claim, label, p)
         assert p["reach_lr"] == pytest.approx(g["reach"], rel=1e-3), (claim, label, p)
         assert p["censored"] == g["edges"], (claim, label, p)
+        assert p["best_inv_T"] == pytest.approx(g["best_T"], rel=1e-3), (claim, label, p)
+        assert p["good_inv_T"] == pytest.approx([g["low"], g["high"]], rel=1e-3), (claim, label, p)
         assert p["repeats"] == repeats, (claim, label, p)
         regions[k] = g
         own = _per_entry(claim, g)
@@ -395,3 +399,102 @@ def test_the_timeline_recounts_from_the_records():
         assert row["first_start"] == (min(starts).isoformat(timespec="seconds") if starts else None), name
         firsts += [row["first_start"]] if row["first_start"] else []
     assert tl["first_start"] == (min(firsts) if firsts else None)
+
+
+# ----------------------------------------------------------------------------- finite runs, exact arithmetic
+def _not_finite(claim, label, p):
+    """(runs not finite, runs) of one entry, from the records' finite flag."""
+    bad = total = 0
+    for stem, match in _sources(label, p, claim):
+        if stem not in [f.strip() for f in p["file"].split(",")]:
+            continue
+        for block in _blocks(stem):
+            for r in block["records"]:
+                if (r["variant"], r["n"], r["grid"], r.get("N") or 794, r["dtype"]) != (
+                        p["network"], p["n"], p["grid"], p["N"], "float64"):
+                    continue
+                if any(r.get(k) != v for k, v in match.items()):
+                    continue
+                total += 1
+                bad += not r["finite"]
+    return bad, total
+
+
+def test_the_finite_runs_recount_from_the_records():
+    """overflow_not_cause (the original) and alpha_not_required (the normalized network with alpha = 1/N):
+    each entry's count of runs that are not finite, and its outcome (supported when there is none)."""
+    checked = 0
+    for c in _card()["claims"]:
+        if c["id"] not in ("overflow_not_cause", "alpha_not_required"):
+            continue
+        for label, g in c["readings"].items():
+            for p in g["per_n"]:
+                bad, total = _not_finite(c["id"], label, p)
+                assert total == p["repeats"] * len(_table(c["id"], label, p, "distance")[1]) * len(
+                    _table(c["id"], label, p, "distance")[2]), (c["id"], label, p)
+                assert p["note"] == f"{bad} of {total} runs not finite", (c["id"], label, p)
+                assert p["outcome"] == (SUP if bad == 0 else REF), (c["id"], label, p)
+                checked += 1
+    assert checked > 50
+
+
+def test_the_original_fails_to_train_in_exact_integers():
+    """fails_to_train: the least n with N^n past each format's largest number (an integer), and the verdict."""
+    c = next(c for c in _card()["claims"] if c["id"] == "fails_to_train")
+    items = c["readings"]["exact arithmetic"]["items"]
+    assert [it["item"] for it in items] == ["N = 100, float32", "N = 100, float64", "N = 794, float32",
+                                            "N = 794, float64"]
+    for it in items:
+        N, name = int(it["item"].split(",")[0][4:]), it["item"].split(", ")[1]
+        top = int(np.finfo(name).max)
+        n = next(k for k in range(1, 1000) if N ** k > top)
+        assert N ** (n - 1) <= top < N ** n
+        assert f"from n = {n} on" in it["note"] and it["outcome"] == SUP, it
+    assert c["readings"]["exact arithmetic"]["verdict"] == SUP
+
+
+def test_upper_edges_and_best_cells_beside_every_centre_test():
+    """measurements.beside_centres (issue 43): per centre test, reading and (network, grid, N), the n whose
+    region recalls, their centres, edges and best cells (from the entries recounted above), the decades
+    each spans, and the n whose lower edge the step-floor reruns showed to follow the floor."""
+    card = _card()
+    rows = card["measurements"]["beside_centres"]
+    claims = {c["id"]: c for c in card["claims"]}
+    tests = ("headline", "orig_location", "orig_moves", "norm_shift_small", "norm_stable", "norm_near1_dims",
+             "mnist_beta1", "mnist_consistent")
+    assert {r["claim"] for r in rows} <= set(tests) and {"orig_location", "orig_moves"} <= {r["claim"] for r in rows}
+    noise = RESULTS / "noise" / "noise-floor.json"
+    floor = {}
+    if noise.exists():
+        names = {"A (polynomial)": ("A", "B"), "A + leak (+0.01x)": ("A + leak",), "A - leak (-0.01x)": ("A − leak",)}
+        for f in json.loads(noise.read_text())["summary"]["edges"]["floor"]:
+            if f["reading"] == "follows the floor":
+                for label in names[f["F"]]:
+                    floor.setdefault(label, set()).add(f["n"])
+
+    def span(values):
+        return None if len(values) < 2 else round(math.log10(max(values) / min(values)), 3)
+
+    seen = set()
+    for r in rows:
+        ext = {"coarse-ext": "coarse"}
+        ps = {}
+        for p in claims[r["claim"]]["readings"][r["reading"]]["per_n"]:
+            if (p["network"], ext.get(p["grid"], p["grid"]), p["N"]) != (r["network"], r["grid"], r["N"]):
+                continue
+            if p["good_inv_T"] and not ("best_distance" in p and p["best_distance"] > 0.5):
+                ps.setdefault(p["n"], p)
+        assert r["n"] == sorted(ps), r
+        assert r["centre"] == [ps[n]["centre_inv_T"] for n in r["n"]]
+        assert r["upper"] == [ps[n]["good_inv_T"][1] for n in r["n"]]
+        assert r["lower"] == [ps[n]["good_inv_T"][0] for n in r["n"]]
+        assert r["best"] == [ps[n]["best_inv_T"] for n in r["n"]]
+        for key, values in (("centre_decades", r["centre"]), ("upper_decades", r["upper"]),
+                            ("best_decades", [b[1] for b in r["best"]])):
+            want = span(values)
+            assert (r[key] is None) == (want is None), r
+            assert want is None or r[key] == pytest.approx(want, rel=5e-3, abs=2e-3), r
+        assert r["floor_n"] == sorted(n for n in r["n"] if r["network"] == "original"
+                                      and n in floor.get(r["reading"], ())), r
+        seen.add((r["claim"], r["reading"], r["network"], r["grid"], r["N"]))
+    assert len(seen) == len(rows)

@@ -42,6 +42,21 @@ def _r(x, digits=4):
     return None if x is None or not math.isfinite(x) else float(f"{x:.{digits}g}")
 
 
+#: The *best cells* of a region: within this of the best cell's mean (distance or F1), as in the location
+#: readings; where many cells tie for the best, one best cell's place is arbitrary, their 1/T range is not.
+BEST_CELLS = 0.05
+
+
+def _best_cells(e):
+    """[lowest, highest] 1/T of the rows holding a best cell (within :data:`BEST_CELLS` of the best)."""
+    z = e["table"].mean
+    lower = e.get("metric", "distance") == "distance"
+    fill = np.where(np.isfinite(z), z, np.inf if lower else -np.inf)
+    rows = np.nonzero((np.abs(fill - e["best"]) <= BEST_CELLS).any(axis=1))[0]
+    its = e["table"].its
+    return [_r(float(its[rows].min())), _r(float(its[rows].max()))] if len(rows) else None
+
+
 def public(e, outcome, note="", item=None):
     """The JSON form of an entry (see the module docstring)."""
     t = e["table"]
@@ -50,8 +65,8 @@ def public(e, outcome, note="", item=None):
            "file": ", ".join(t.files), best_key: _r(e["best"]), "good_fraction": _r(e["good_fraction"]),
            "area": _r(e["area"]), "centre_inv_T": _r(e["centre_inv_T"]), "centre_lr": _r(e["centre_lr"]),
            "good_inv_T": [_r(x) for x in e["good_inv_T"]] if e["good_inv_T"] else None,
-           "reach_lr": _r(e["good_lr_max"]), "repeats": int(len(t.stack)), "censored": list(e["censored"]),
-           "outcome": outcome}
+           "reach_lr": _r(e["good_lr_max"]), "best_inv_T": _best_cells(e), "repeats": int(len(t.stack)),
+           "censored": list(e["censored"]), "outcome": outcome}
     if note:
         out["note"] = note
     return out

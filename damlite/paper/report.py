@@ -11,7 +11,10 @@ claims it has graded; each returns a JSON-able value for ``scorecard.json``:
 * :func:`manifest`: every committed block that no reading reads, and why;
 * :func:`deviations`: where the runs depart from the paper's protocol, our side read from the records;
 * :func:`timeline`: when the first block of each pre-registered result file started
-  (``provenance.date`` minus ``provenance.seconds``).
+  (``provenance.date`` minus ``provenance.seconds``);
+* :func:`beside_centres`: beside every test of where a centre lies or how it moves, how far the good
+  region's upper edge and its best cell move over the same n, and the n whose lower edge the step-floor
+  reruns showed to follow the optimiser's floor (a centre can move only because its lower edge does).
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ import numpy as np
 from . import claims as C
 from .claims import EXTENDED
 
-__all__ = ["EFFECT_RESAMPLES", "EFFECTS", "NEW_FILES", "PREDICTIONS", "SENSITIVE", "compute", "deviations",
-           "effect_sizes", "manifest", "sensitivity", "timeline"]
+__all__ = ["CENTRE_TESTS", "EFFECT_RESAMPLES", "EFFECTS", "FLOOR_READINGS", "NEW_FILES", "PREDICTIONS", "SENSITIVE",
+           "beside_centres", "compute", "deviations", "effect_sizes", "manifest", "sensitivity", "timeline"]
 
 T = C.TOLERANCES
 #: Resamples of the repeats behind each effect size's interval (bounded in :func:`effect_sizes`).
@@ -301,3 +304,58 @@ def timeline(results):
                                   "first_start": min(starts).isoformat(timespec="seconds") if starts else None}
     firsts = [f["first_start"] for f in files.values() if f["first_start"]]
     return {"predictions": PREDICTIONS, "files": files, "first_start": min(firsts) if firsts else None}
+
+
+# ------------------------------------------------------------------------------ beside the centres
+#: The claims whose test is where a good region's centre lies or how far it moves (issue 43: beside each,
+#: the upper edge and the best cell).
+CENTRE_TESTS = ("headline", "orig_location", "orig_moves", "norm_shift_small", "norm_stable", "norm_near1_dims",
+                "mnist_beta1", "mnist_consistent")
+#: The step-floor reruns' interaction (``noise-floor.json``: summary, edges, floor) -> the readings whose
+#: original network those runs are (B relabels A's runs).
+FLOOR_READINGS = {"A (polynomial)": ("A", "B"), "A + leak (+0.01x)": ("A + leak",),
+                  "A - leak (-0.01x)": ("A − leak",)}
+
+
+def _decades(values):
+    vals = [v for v in values if v]
+    return _r(math.log10(max(vals) / min(vals)), 3) if len(vals) > 1 else None
+
+
+def beside_centres(card, reruns=None):
+    """Per centre test (:data:`CENTRE_TESTS`), reading and (network, grid, N): over the n whose region
+    counts (it recalls; every n on MNIST), each n's centre, lower and upper edge of the good 1/T range and
+    its best cells' 1/T range (within 0.05 of the best), and how many decades the centres, the upper edges
+    and the best cells' highest 1/T span (like the upper edge, the top of the best cells does not follow
+    the optimiser's floor; ties for the best often run down to it); ``floor_n``: the n where the step-floor reruns
+    (``reruns``: the summary of ``noise-floor.json``) moved the original's lowest recalling row with the
+    floor ("follows the floor"), so that its lower edge, and with it the centre, is the optimiser's.
+    Returns a list of rows (JSON-able)."""
+    floor = {}
+    for row in ((reruns or {}).get("edges") or {}).get("floor") or []:
+        if row.get("reading") == "follows the floor":
+            for label in FLOOR_READINGS.get(row["F"], ()):
+                floor.setdefault(label, set()).add(row["n"])
+    out = []
+    for c in card["claims"]:
+        if c["id"] not in CENTRE_TESTS:
+            continue
+        for label, g in c["readings"].items():
+            groups = {}
+            for p in g.get("per_n") or []:
+                if not p.get("good_inv_T") or ("best_distance" in p and p["best_distance"] > T["recall_distance"]):
+                    continue
+                key = (p["network"], _filed(p["grid"]), p["N"])
+                groups.setdefault(key, {}).setdefault(p["n"], p)  # an n once (a claim may list it twice)
+            for (net, grid, N), by_n in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+                ps = [by_n[n] for n in sorted(by_n)]
+                ns = [p["n"] for p in ps]
+                out.append({
+                    "claim": c["id"], "reading": label, "network": net, "grid": grid, "N": N, "n": ns,
+                    "centre": [p["centre_inv_T"] for p in ps], "lower": [p["good_inv_T"][0] for p in ps],
+                    "upper": [p["good_inv_T"][1] for p in ps], "best": [p["best_inv_T"] for p in ps],
+                    "centre_decades": _decades([p["centre_inv_T"] for p in ps]),
+                    "upper_decades": _decades([p["good_inv_T"][1] for p in ps]),
+                    "best_decades": _decades([p["best_inv_T"][1] for p in ps]),
+                    "floor_n": sorted(n for n in ns if net == "original" and n in floor.get(label, ()))})
+    return out

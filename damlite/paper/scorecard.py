@@ -19,7 +19,8 @@ Layout of one claim::
                           "per_n": [{"item", "network", "n", "N", "grid", "file",
                                      "best_distance" (or "best_f1"), "good_fraction", "area",
                                      "centre_inv_T", "centre_lr", "good_inv_T", "reach_lr",
-                                     "repeats", "censored", "outcome", "note"}]}},
+                                     "best_inv_T" (the best cells' 1/T range), "repeats", "censored", "outcome",
+                                     "note"}]}},
      "bottom_line": {"verdict", "reason", "counted"}}
 """
 from __future__ import annotations
@@ -42,8 +43,8 @@ from .grading import (CONTROL, SETTINGS, _coarse, _not_worse, _r, _similar, head
                       theory_homogeneous, theory_overflow)
 from .grading_mnist import (mnist_beta1, mnist_consistent, mnist_krotov_range, mnist_proportional, mnist_shape,
                             mnist_shrink)
-from .grading_sentences import (coarse_misses_large_n, double_breaks, norm_near1_dims, precision_limits, scales_seen,
-                                sizes_similar, theorems_hold)
+from .grading_sentences import (alpha_not_required, coarse_misses_large_n, double_breaks, fails_to_train,
+                                norm_near1_dims, precision_limits, scales_seen, sizes_similar, theorems_hold)
 # the page's words, where chapters 6 and 8 and older callers import them
 from .scorecard_markdown import claim_markdown, evidence_dropdown, prose, verdict_cell, where  # noqa: F401
 from .tables import MNIST_N, Reading, load_tables
@@ -408,6 +409,22 @@ CLAIMS = {
         "per n >= 40 on the fine grid: the good 1/T' range holds fewer than two of the coarse grid's rows "
         "(three a decade)", "aa", coarse_misses_large_n, "fig-aa-fine-large-n", _AA_RULES, ("fine",),
         {"networks": ("normalized",), "n": (40, None), "grids": ("fine",)}),
+    "alpha_not_required": _claim(
+        _q("we could further tune the scaling factor if numerical instability is still a concern, as we have shown "
+           "a general scaling factor is admissible. In practice, we found this was not required", "Sec. 4.2"),
+        "normalized: the scaling factor alpha = 1/N needs no tuning: no run is numerically unstable",
+        "per n the normalized network ran (every grid, N = 100 and 250): no run with alpha = 1/N overflowed or "
+        "gave NaN (the records' finite flag)", "aa", alpha_not_required, "", ("grids", "repeats", "verdict",
+                                                                              "bottom line"),
+        _coarse("fine", "wide"), {"networks": ("normalized",), "grids": _coarse("fine", "wide"), "N": (100, 250)}),
+    "fails_to_train": _claim(
+        _q("In general, this network would fail to train for larger interaction vertices or data dimensions",
+           "Sec. 5.1"),
+        "the original overflows for a large enough n at any N, the normalized network never",
+        "per task size (N = 100, 794) and format (float32, float64): the least n with N^n (the original's "
+        "largest intermediate value, Sec. 3) past the format's largest number, in exact integers; supported "
+        "when there is one, the normalized network's largest value being 1", "theory", fails_to_train, "",
+        ("verdict",), ()),
 }
 
 
@@ -442,7 +459,8 @@ SHORT = {
     "sec3_double": "a double breaks soon", "theorems": "update, learning unchanged",
     "capacity_unchanged": "capacity unchanged", "sizes_similar": "other sizes similar",
     "norm_near1_dims": "norm.: near 1 at N = 250", "scales_seen": "β scales not seen before",
-    "coarse_misses": "coarse grid misses n ≥ 40",
+    "coarse_misses": "coarse grid misses n ≥ 40", "alpha_not_required": "norm.: α = 1/N needs no tuning",
+    "fails_to_train": "orig. fails at larger n, N",
 }
 
 
@@ -660,11 +678,19 @@ def build(results="book/results", *, bootstrap=BOOTSTRAP, allow_missing=False, r
                            "mnist_files": sorted({s_ for src, *_ in MNIST_READINGS.values() for s_, _ in src
                                                   if (root_mn / f"{s_}.jsonl").exists()}),
                            "mnist_missing": not_run,
-                           "orig_location_readings": location_readings(aa)}
+                           "orig_location_readings": location_readings(aa),
+                           "beside_centres": _beside_centres(out, rerun_summary)}
     out["reruns"] = rerun_summary  # the lead's damlite.paper.reruns (noise floor, step floor, rate axis, n = 25)
     if missing:
         out["missing_inputs"] = [{"file": p, "what": w, "claims": ids} for p, w, ids in _problems(missing)]
     return out
+
+
+def _beside_centres(card, rerun_summary):
+    """The upper edges and best cells beside every centre test (:func:`damlite.paper.report.beside_centres`)."""
+    from .report import beside_centres  # noqa: PLC0415
+
+    return beside_centres(card, rerun_summary)
 
 
 def _report(results, card, ctx, effect_resamples):

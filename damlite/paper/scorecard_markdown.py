@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "bottom_words", "claim_dropdown", "dropdown", "claim_markdown", "claim_paragraph",
+__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "beside_centres_table", "bottom_words", "claim_dropdown", "dropdown", "claim_markdown", "claim_paragraph",
            "claim_section", "count_words", "counts_text", "evidence_dropdown", "evidence_html", "firmness",
            "group_table", "html_table", "legend_markdown", "matrix_markdown", "prose", "report_tables",
            "rules_markdown", "summary_figure", "symbol", "undetermined_markdown", "verdict_cell",
@@ -464,7 +464,7 @@ def summary_figure(card, heads=None, *, width=6.88):
             if c["task"] == task:
                 labels += [k for k in c["readings"] if k not in labels]
     cs = card["claims"]
-    fig, ax = plt.subplots(figsize=(width, 0.2 * len(cs) + 1.6))
+    fig, ax = plt.subplots(figsize=(width, 0.18 * len(cs) + 1.6))
     for i, c in enumerate(cs):
         for j, label in enumerate(labels):
             g = c["readings"].get(label)
@@ -640,6 +640,26 @@ def dropdown(title, body, *, name=None, weight=None):
     """A collapsed MyST dropdown of ``body`` headed ``title`` (its title in body weight with
     ``weight="normal"``), labelled ``name`` for ``{ref}``; a page's dropdowns sit close together (a
     small margin and padding: collapsed, each is one line of the page)."""
-    opts = [":margin: 0 2 0 0", ":class-title: sd-py-1" + (f" sd-font-weight-{weight}" if weight else "")]
+    opts = [":margin: 0 1 0 0", ":class-title: sd-py-1" + (f" sd-font-weight-{weight}" if weight else "")]
     opts += [f":name: {name}"] if name else []
     return "::::{dropdown} " + title + "\n" + "\n".join(opts) + "\n\n" + body + "\n::::"
+
+
+def beside_centres_table(rows, heads=None):
+    """Beside a centre test (``rows``: its entries of ``measurements.beside_centres``): per reading and
+    (network, grid, N), over the n whose region counts, how many decades the centres, the upper edges and
+    the best cells span, and the n whose lower edge follows the optimiser's step floor. An HTML table, or
+    "" without rows."""
+    heads = heads or {}
+    if not rows:
+        return ""
+
+    def dec(x):
+        return "–" if x is None else f"{x:.2f}"
+    body = [[heads.get(r["reading"], r["reading"]),
+             f"{r['network']}, {r['grid']}" + ("" if r["N"] in (100, 794) else f", N = {r['N']}"),
+             ", ".join(map(str, r["n"])), dec(r["centre_decades"]), dec(r["upper_decades"]),
+             dec(r["best_decades"]), ", ".join(map(str, r["floor_n"])) or "none"] for r in rows]
+    return html_table(["reading", "network, grid", "n", "centres span (decades)", "upper edges span",
+                       "best cells' top span", "lower edge on the step floor at n"], body,
+                      cls="sc-table sc-evidence")
