@@ -498,3 +498,20 @@ def test_upper_edges_and_best_cells_beside_every_centre_test():
                                       and n in floor.get(r["reading"], ())), r
         seen.add((r["claim"], r["reading"], r["network"], r["grid"], r["N"]))
     assert len(seen) == len(rows)
+
+
+def test_the_float32_runs_recount_from_the_records():
+    """measurements.float32_runs: every committed float32 block of the autoassociative task (the first
+    copy of each key), its runs and those not finite, per file, network, F, N and n."""
+    want = {}
+    for f, b in _all_blocks():
+        if not f.startswith("autoassociative/") or b["block"].get("dtype") != "float32":
+            continue
+        for r in b["records"]:
+            key = (f.split("/")[1][:-len(".jsonl")], r["variant"], r.get("interaction"), r.get("N"), r["n"])
+            row = want.setdefault(key, [0, 0])
+            row[0] += 1
+            row[1] += not r.get("finite", True)
+    got = {(r["file"], r["network"], r["F"], r["N"], r["n"]): [r["runs"], r["not_finite"]]
+           for r in _card()["measurements"]["float32_runs"]}
+    assert got == want and got

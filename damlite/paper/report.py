@@ -14,7 +14,8 @@ claims it has graded; each returns a JSON-able value for ``scorecard.json``:
   (``provenance.date`` minus ``provenance.seconds``);
 * :func:`beside_centres`: beside every test of where a centre lies or how it moves, how far the good
   region's upper edge and its best cell move over the same n, and the n whose lower edge the step-floor
-  reruns showed to follow the optimiser's floor (a centre can move only because its lower edge does).
+  reruns showed to follow the optimiser's floor (a centre can move only because its lower edge does);
+* :func:`float32_runs`: the committed float32 blocks' runs that are not finite.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from . import claims as C
 from .claims import EXTENDED
 
 __all__ = ["CENTRE_TESTS", "EFFECT_RESAMPLES", "EFFECTS", "FLOOR_READINGS", "NEW_FILES", "PREDICTIONS", "SENSITIVE",
-           "beside_centres", "compute", "deviations", "effect_sizes", "manifest", "sensitivity", "timeline"]
+           "beside_centres", "compute", "deviations", "effect_sizes", "float32_runs", "manifest", "sensitivity",
+           "timeline"]
 
 T = C.TOLERANCES
 #: Resamples of the repeats behind each effect size's interval (bounded in :func:`effect_sizes`).
@@ -359,3 +361,22 @@ def beside_centres(card, reruns=None):
                     "best_decades": _decades([p["best_inv_T"][1] for p in ps]),
                     "floor_n": sorted(n for n in ns if net == "original" and n in floor.get(label, ()))})
     return out
+
+
+# ------------------------------------------------------------------------------ float32 runs
+def float32_runs(results):
+    """The committed float32 blocks of the autoassociative task (no reading grades them: the readings are
+    float64): per file, network, F, N and n, the runs and how many of them are not finite (overflow or
+    NaN, the records' finite flag). Beside the claims about numerical trouble (alpha = 1/N needs no
+    tuning; the original fails at larger n): the format the paper does not name."""
+    rows = {}
+    for stem, folder, line in _lines(results):
+        if folder != "autoassociative" or line["block"].get("dtype") != "float32":
+            continue
+        for r in line["records"]:
+            key = (stem, r["variant"], r.get("interaction"), r.get("N"), r["n"])
+            row = rows.setdefault(key, [0, 0])
+            row[0] += 1
+            row[1] += not r.get("finite", True)
+    return [{"file": k[0], "network": k[1], "F": k[2], "N": k[3], "n": k[4], "runs": v[0], "not_finite": v[1]}
+            for k, v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]), kv[0][3], kv[0][4]))]

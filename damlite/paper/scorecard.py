@@ -679,7 +679,8 @@ def build(results="book/results", *, bootstrap=BOOTSTRAP, allow_missing=False, r
                                                   if (root_mn / f"{s_}.jsonl").exists()}),
                            "mnist_missing": not_run,
                            "orig_location_readings": location_readings(aa),
-                           "beside_centres": _beside_centres(out, rerun_summary)}
+                           "beside_centres": _beside_centres(out, rerun_summary),
+                           "float32_runs": _float32_runs(results)}
     out["reruns"] = rerun_summary  # the lead's damlite.paper.reruns (noise floor, step floor, rate axis, n = 25)
     if missing:
         out["missing_inputs"] = [{"file": p, "what": w, "claims": ids} for p, w, ids in _problems(missing)]
@@ -691,6 +692,13 @@ def _beside_centres(card, rerun_summary):
     from .report import beside_centres  # noqa: PLC0415
 
     return beside_centres(card, rerun_summary)
+
+
+def _float32_runs(results):
+    """The float32 blocks' runs that are not finite (:func:`damlite.paper.report.float32_runs`)."""
+    from .report import float32_runs  # noqa: PLC0415
+
+    return float32_runs(results)
 
 
 def _report(results, card, ctx, effect_resamples):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "beside_centres_table", "bottom_words", "claim_dropdown", "dropdown", "claim_markdown", "claim_paragraph",
+__all__ = ["EDGE_WORDS", "FIGURE_COLOURS", "SYMBOLS", "beside_centres_table", "float32_table", "bottom_words", "claim_dropdown", "dropdown", "claim_markdown", "claim_paragraph",
            "claim_section", "count_words", "counts_text", "evidence_dropdown", "evidence_html", "firmness",
            "group_table", "html_table", "legend_markdown", "matrix_markdown", "prose", "report_tables",
            "rules_markdown", "summary_figure", "symbol", "undetermined_markdown", "verdict_cell",
@@ -663,3 +663,13 @@ def beside_centres_table(rows, heads=None):
     return html_table(["reading", "network, grid", "n", "centres span (decades)", "upper edges span",
                        "best cells' top span", "lower edge on the step floor at n"], body,
                       cls="sc-table sc-evidence")
+
+
+def float32_table(rows):
+    """The committed float32 runs (``measurements.float32_runs``) per file, network, F, N and n: runs and
+    how many are not finite. An HTML table, or "" without rows."""
+    if not rows:
+        return ""
+    body = [[r["file"].replace("autoassociative-", ""), r["network"], r["F"], r["N"], r["n"], r["runs"],
+             r["not_finite"]] for r in rows]
+    return html_table(["file", "network", "F", "N", "n", "runs", "not finite"], body, cls="sc-table sc-evidence")
