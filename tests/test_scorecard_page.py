@@ -70,8 +70,8 @@ def test_every_chapter_8_table_fits_its_column():
 @pytest.mark.skipif(not PAGE.is_file(), reason="no built book in _build/html")
 @pytest.mark.skipif(_chromium() is None, reason="no headless Chromium")
 def test_the_chapter_8_page_is_under_12000_px_at_1280():
-    """Measured on 2026-11-29 with the chapter built alone: 11,783 px at 1280 px and 21,066 at 400 (37 claims,
-    95 tables); 26,247 at 1280 before the claims went into dropdowns under one verdict table per group."""
+    """Measured on 2026-11-29 with the chapter built alone: 11,560 px at 1280 px and 20,795 at 400 (37 claims,
+    97 tables); 26,247 at 1280 before the claims went into dropdowns under one verdict table per group."""
     import test_pages_render as render  # noqa: PLC0415
 
     got = render.run_harness(MEASURE % json.dumps("/book/08_scorecard.html"), mathjax=None,
