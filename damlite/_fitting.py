@@ -201,7 +201,7 @@ def run_fit(est, X, y, warm, opts, progress):
     est.fit_seconds_ = result.seconds
     seen = _monitor.learning_pass(est, probes, train_neurons, b_in, targets.shape[1])
     _monitor.review_fit(est, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
-                        n_patterns=probes.shape[0], x_range=x_range, warm_start=warm, epochs=epochs,
+                        n_patterns=probes.shape[0], x_range=x_range, warm_start=bool(opts["warm_start"]), epochs=epochs,
                         stacklevel=4)
 
 

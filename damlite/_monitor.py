@@ -249,6 +249,8 @@ class _Fit:
         return ""
 
     def more_epochs(self):
+        if self.shape.epochs < MIN_EPOCHS:  # one loss value: no trend to read, only too few epochs
+            return f"one epoch is too few to judge: train longer, set_params(epochs={2 * self.shape.epochs})"
         return (f"the loss is still falling ({self.shape.trend()}): train longer, "
                 f"set_params(epochs={2 * self.shape.epochs})")
 
@@ -383,7 +385,9 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
     ``seen`` is the :func:`learning_pass` over the training rows, ``targets`` (B, M) the wanted
     outputs of the evaluated ``neurons``, ``initial`` the memories before the fit, ``n_patterns`` B,
     ``x_range`` a classifier's (min, max) of X, ``epochs`` this fit's (``est.loss_curve_`` holds
-    those of the fits a warm start continued too). Returns the warning's text, or None.
+    those of the fits a warm start continued too), ``warm_start`` the estimator's setting: fits that
+    continue one another are not judged on one class or fixed points while their loss falls in each of
+    its last max(2, E/10) epochs (or shows one epoch), since the next one continues it. Returns the warning's text, or None.
     """
     xp, memories = est.xp_, est.memories_
     N, K = memories.shape[1], memories.shape[0]
@@ -437,6 +441,9 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
         else:
             fix = f"Lower n, so that tanh is not saturated" + _or_temperature(f)
         return _say(finding, [f.x_hint], fix, stacklevel + 1)
+    learning = shape.falling or shape.epochs < MIN_EPOCHS  # still falling, or one epoch: too soon to judge
+    if warm_start and (learning or shape.rate > 0):  # fell in each of its last epochs: the next warm fit goes on
+        return None
     if classifier:
         labels = np.argmax(np.asarray(to_numpy(_take(xp, targets, seen.index))), axis=1)
         predicted = np.argmax(np.asarray(to_numpy(seen.delta)), axis=1)
@@ -449,7 +456,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             finding = (f"the classifier predicts class {label!r} for {share:.0%} of the training rows checked "
                        f"({counts[top]} of {predicted.size}; {true_share:.0%} of them are of that class), "
                        f"training accuracy {np.mean(predicted == labels):.3f}, {f.where()}{shape.spike()}")
-            if shape.falling:
+            if learning:
                 causes, fix = [f.x_hint], _cap(f.more_epochs())
             elif mix:
                 causes, fix = [outputs, f.x_hint], _cap(mix)
@@ -485,7 +492,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             if est.interaction_.name == "exponential" and est.variant == "normalized":
                 causes.append(f"{EXP_NORMALIZED} (no temperature changes that)")
                 fix = "Use a polynomial interaction (the default), or variant='original' (its T = N T')"
-            elif shape.falling:
+            elif learning:
                 fix = _cap(f.more_epochs())
             elif f.overshoot():
                 fix = _cap(f.overshoot())

@@ -340,3 +340,28 @@ def test_a_digit_classifier_stopped_at_five_epochs_is_asked_for_more():
     message = _messages(lambda: clf.fit(d.X_train[:1000], d.y_train[:1000]))
     assert len(message) == 1 and "still falling" in message[0] and "an epoch over the last 2" in message[0], message
     assert "set_params(epochs=10)" in message[0]
+
+
+def _readme_digits(**kw):
+    """The README's digit classifier."""
+    return DenseAssociativeMemory(**{**dict(n_memories=16, interaction="rectified_polynomial", n=20,
+                                            error_exponent=30, temperature=1.0, init="normal", init_mean=-0.3,
+                                            init_std=0.3, epochs=15, lr_decay=0.998, momentum=0.6,
+                                            batch_size=100, backend="numpy", random_state=0), **kw})
+
+
+def test_warm_one_epoch_fits_still_learning_are_not_told_to_raise_the_learning_rate():
+    """The issue's case: the README's classifier in one-epoch warm fits answers one class at first, and
+    learns; no chunk warns. A cold one-epoch fit that answers one class is told to train longer."""
+    d = damlite.load_mnist(source="bundled", dtype="float64")
+    X, y = d.X_train[:1000], d.y_train[:1000]
+    clf = _readme_digits(epochs=1, warm_start=True)
+    predicted_one_class = []
+    for _ in range(3):
+        assert _messages(lambda: clf.fit(X, y)) == []
+        predicted_one_class.append(np.max(np.bincount(clf.predict(X))) / len(y) >= 0.75)
+    assert predicted_one_class[0]  # the case the one-class check would have warned about
+    assert clf.loss_curve_.shape == (3,) and np.all(np.diff(clf.loss_curve_) < 0)
+    message = _messages(lambda: _readme_digits(epochs=1).fit(X, y))
+    assert len(message) == 1 and "One epoch is too few to judge" in message[0], message
+    assert "learning_rate" not in message[0] and "set_params(epochs=2)" in message[0], message
