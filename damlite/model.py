@@ -592,12 +592,12 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         other class neurons at -1. With two classes the score is :math:`C_1 - C_0`
         (scikit-learn's convention: positive means ``classes_[1]``).
         """
-        C = self._class_outputs(X)
+        C = self._class_outputs(X, "decision_function")
         return C[:, 1] - C[:, 0] if C.shape[1] == 2 else C
 
-    def _class_outputs(self, X):
-        """C of every class neuron, (B, n_classes)."""
-        self._require(True, "decision_function")
+    def _class_outputs(self, X, method):
+        """C of every class neuron, (B, n_classes), for the public ``method``."""
+        self._require(True, method)
         X = self._check_n_features(X)
         probes, _, neurons, _ = learning_problem(self, X, np.repeat(self.classes_[:1], X.shape[0]))
         b_in, b_out = learning_scales(self, self.memories_.shape[1])
@@ -616,7 +616,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         ndarray of shape (B,)
             Labels from ``classes_`` (a NumPy array on every backend).
         """
-        scores = to_numpy(self._class_outputs(X))
+        scores = to_numpy(self._class_outputs(X, "predict"))
         return self.classes_[np.argmax(scores, axis=1)]
 
     def recall(self, X, *, mode="async", max_sweeps=100, random_state=None):

@@ -170,7 +170,7 @@ def test_an_interrupted_fit_leaves_the_estimator_unfitted(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     assert not hasattr(clf, "memories_") and not hasattr(clf, "classes_")
-    with pytest.raises(NotFittedError):
+    with pytest.raises(NotFittedError, match=r"call fit\(X, y\).* before predict\(\)"):
         clf.predict(X)
 
 
