@@ -482,7 +482,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         seed = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
         check_random_state(seed)
         return relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
-                            record=bool(record), stacklevel=2)
+                            record=bool(record))
 
     # --------------------------------------------------------------- learning
     def loss(self, X, y=None):

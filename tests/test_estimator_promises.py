@@ -365,3 +365,26 @@ def test_warm_one_epoch_fits_still_learning_are_not_told_to_raise_the_learning_r
     message = _messages(lambda: _readme_digits(epochs=1).fit(X, y))
     assert len(message) == 1 and "One epoch is too few to judge" in message[0], message
     assert "learning_rate" not in message[0] and "set_params(epochs=2)" in message[0], message
+
+
+def test_warnings_point_at_the_callers_line():
+    """fit's checks, the setup's NormalizationWarning and recall's RelaxationWarning name the line that called
+    the estimator (a notebook cell's, a script's), not damlite's internals or the interpreter ("sys:1")."""
+    P = _patterns(B=4, N=16)
+    rng = np.random.default_rng(0)
+    Q = rng.choice([-1.0, 1.0], (60, 40))
+    sync = DenseAssociativeMemory(60, n=2, backend="numpy", random_state=0)
+    sync.memories_ = Q
+    calls = [lambda: _dam().fit(P),
+             lambda: _dam(epochs=1).fit(rng.uniform(0, 1, (20, 5)), np.arange(20) % 2),
+             lambda: _dam(interaction="exponential").fit(P),
+             lambda: setattr(_dam(n_memories=4, interaction="exponential"), "memories_", P),
+             lambda: sync.recall(rng.choice([-1.0, 1.0], (50, 40)), mode="sync"),
+             lambda: _dam(n=60, dtype="float32", temperature=5, epochs=2).fit(P)]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught
+        for w in caught:
+            assert w.filename == __file__, (w.category.__name__, w.filename, w.lineno)
