@@ -531,7 +531,10 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             class neurons are evaluated (from the all -1 label state) and left
             unclamped.
         progress : bool, default False
-            Show a progress bar (kept on screen when training ends).
+            Show a progress bar (kept on screen when training ends): tqdm's text bar on stderr, or in a
+            notebook a person runs its one-line widget (with ipywidgets); none in a notebook executed
+            unattended (``jupyter nbconvert --execute``, Jupyter Book), whose saved outputs stay clean
+            (:func:`damlite.training.progress_bar`).
         **deprecated
             The settings above as ``fit`` keywords, and ``temperature``: accepted
             for one release with a :class:`FutureWarning`. They apply to this
