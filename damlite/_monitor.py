@@ -388,7 +388,8 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
     ``x_range`` a classifier's (min, max) of X, ``epochs`` this fit's (``est.loss_curve_`` holds
     those of the fits a warm start continued too), ``warm_start`` the estimator's setting: fits that
     continue one another are not judged on one class or fixed points while their loss falls in each of
-    its last max(2, E/10) epochs (or shows one epoch), since the next one continues it. Returns the warning's text, or None.
+    its last max(2, E/10) epochs (or shows one epoch), since the next one continues it. Returns the
+    warning's text, or None.
     """
     xp, memories = est.xp_, est.memories_
     N, K = memories.shape[1], memories.shape[0]
