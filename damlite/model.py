@@ -531,10 +531,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             class neurons are evaluated (from the all -1 label state) and left
             unclamped.
         progress : bool, default False
-            Show a progress bar (kept on screen when training ends): tqdm's text bar on stderr, or in a
-            notebook a person runs its one-line widget (with ipywidgets); none in a notebook executed
-            unattended (``jupyter nbconvert --execute``, Jupyter Book), whose saved outputs stay clean
-            (:func:`damlite.training.progress_bar`).
+            Show a progress bar, kept when training ends (:func:`damlite.training.progress_bar`): text on
+            stderr, a one-line widget in a notebook a person runs, none in a notebook executed unattended.
         **deprecated
             The settings above as ``fit`` keywords, and ``temperature``: accepted
             for one release with a :class:`FutureWarning`. They apply to this
@@ -661,7 +659,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         per : {"bit", "pattern"} or None, default None ("bit")
             An associative memory: the fraction of bits recalled right, or of
             patterns recalled exactly. A classifier scores per row (accuracy) and
-            refuses ``per``.
+            refuses ``per``. (Cross-validating a memory scores held-out patterns it
+            never stored, which says nothing about storage: the API page has the fix.)
 
         Returns
         -------

@@ -388,3 +388,15 @@ def test_warnings_point_at_the_callers_line():
         assert caught
         for w in caught:
             assert w.filename == __file__, (w.category.__name__, w.filename, w.lineno)
+
+
+def test_the_estimator_class_stays_under_600_lines():
+    """What is not the estimator's (warm-start checks, monitoring, recall, pickling) lives in its own module."""
+    import ast
+    import inspect
+
+    import damlite.model
+
+    tree = ast.parse(inspect.getsource(damlite.model))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DenseAssociativeMemory")
+    assert cls.end_lineno - cls.lineno + 1 < 600
