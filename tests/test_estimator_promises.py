@@ -400,3 +400,49 @@ def test_the_estimator_class_stays_under_600_lines():
     tree = ast.parse(inspect.getsource(damlite.model))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DenseAssociativeMemory")
     assert cls.end_lineno - cls.lineno + 1 < 600
+
+
+# ------------------------------------------------------------------ what the API page says about scikit-learn's scorers
+def _api_text():
+    from pathlib import Path
+
+    return " ".join((Path(__file__).resolve().parents[1] / "book" / "api.md").read_text(encoding="utf-8").split())
+
+
+def test_roc_auc_works_for_two_classes_and_is_nan_for_more_as_the_api_page_says():
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import cross_val_score
+
+    X, y = _blobs()
+    two = y < 2
+    auc = cross_val_score(_dam(epochs=20), X[two], y[two], scoring="roc_auc", cv=2)
+    assert np.all((auc >= 0) & (auc <= 1)), auc
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # scikit-learn's "Scoring failed"
+        ovr = cross_val_score(_dam(epochs=20), X, y, scoring="roc_auc_ovr", cv=2)
+    assert np.all(np.isnan(ovr)), ovr
+    text = _api_text()
+    assert '(`scoring="roc_auc"`)' in text and '(`"roc_auc_ovr"`, `"roc_auc_ovo"`)' in text and "NaN" in text
+
+
+def test_cross_validating_a_memory_scores_patterns_it_never_stored_and_the_documented_fix_scores_storage():
+    """Held-out folds score recall of patterns never stored (about chance plus what probes already hold, at every
+    n); the API page's recipe scores the stored patterns from noisy probes and tells n = 2 from n = 10."""
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import GridSearchCV
+
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (20, 60))
+    est = DenseAssociativeMemory(20, epochs=30, backend="numpy", random_state=0)
+    held_out = GridSearchCV(est, {"n": [2, 10]}, cv=2).fit(P).cv_results_["mean_test_score"]
+    assert np.all(held_out < 0.9), held_out  # a stored pattern is recalled whole; these are not stored
+
+    def flip(X, share=0.1):
+        return np.where(np.random.default_rng(1).random(X.shape) < share, -X, X)
+
+    all_rows = np.arange(len(P))
+    stored = GridSearchCV(est, {"n": [2, 10]}, cv=[(all_rows, all_rows)],
+                          scoring=lambda e, X, y=None: e.score(flip(X), X)).fit(P).cv_results_["mean_test_score"]
+    assert stored[1] >= 0.99 and stored[1] > stored[0], stored  # n = 10 stores the 20 patterns; n = 2 does not
+    text = _api_text()
+    assert "says nothing about storage" in text and "cv=[(all_rows, all_rows)]" in text
+    assert "lambda est, X, y=None: est.score(flip(X), X)" in text
