@@ -194,8 +194,15 @@ def test_pickles_carry_the_version_and_warn_on_another(monkeypatch):
     assert state["_damlite_version"] == damlite.__version__
     state["_damlite_version"] = "0.0.1"
     other = DenseAssociativeMemory.__new__(DenseAssociativeMemory)
-    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1.*refit"):
+    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1.*refit") as caught:
         other.__setstate__(state)
+    assert caught[0].filename == __file__  # the line that loaded it
+    with monkeypatch.context() as m:
+        m.setattr("damlite._version.__version__", "0.0.1")
+        old = pickle.dumps(dam)
+    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1") as caught:
+        pickle.loads(old)
+    assert caught[0].filename == __file__
     broken = dam.__getstate__()
     del broken["_memories"]
     with pytest.raises(ValueError, match="no memories.*refit"):
