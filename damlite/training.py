@@ -20,6 +20,7 @@ no host synchronisation within the epoch).
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -75,9 +76,9 @@ def progress_bar(iterable=None, *, progress=True, **kwargs):
 
     In a Jupyter kernel the bar shows only for a cell a person runs (its frontend can answer
     ``input()``): as tqdm's notebook widget, one line updated in place, where ipywidgets is
-    installed, else as a text bar (one line, redrawn). A notebook executed unattended
-    (``jupyter nbconvert --execute``, a Jupyter Book build, papermill) gets no bar, so its saved
-    outputs hold none. Outside a kernel: tqdm's text bar on stderr (none where there is no stderr).
+    installed (not in Qt consoles and Spyder, as with tqdm.auto), else as a text bar (one line,
+    redrawn). A notebook executed unattended (``jupyter nbconvert --execute``, a Jupyter Book
+    build, papermill) gets no bar, so its saved outputs hold none. Outside a kernel: tqdm's text bar on stderr (none where there is no stderr).
     ``kwargs`` go to tqdm.
     """
     kernel = _kernel() if progress else None
@@ -90,7 +91,8 @@ def progress_bar(iterable=None, *, progress=True, **kwargs):
                 from tqdm.notebook import tqdm as notebook_tqdm  # noqa: PLC0415
             except ImportError:
                 IProgress = None  # noqa: N806
-            if IProgress is not None:
+            console = any(k == "QT_API" or k.startswith("SPYDER") for k in os.environ)  # no widgets: as tqdm.auto
+            if IProgress is not None and not console:
                 return notebook_tqdm(iterable, **kwargs)
     return tqdm(iterable, disable=not progress or sys.stderr is None, **kwargs)
 
