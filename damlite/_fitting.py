@@ -18,7 +18,7 @@ from ._sklearn import check_feature_names
 from .network import loss_and_gradient, neuron_index
 from .training import initial_memories, train_memories
 from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
-                         check_random_state, check_states)
+                         check_random_state, check_states, user_stacklevel)
 
 __all__ = ["SCALINGS", "TRAINING_PARAMS", "VARIANTS", "learning_problem", "learning_scales", "loss_and_gradient_of",
            "run_fit", "scales_of",
@@ -43,7 +43,7 @@ def training_options(est, deprecated):
             f"constructor parameters now, DenseAssociativeMemory(..., {names}=...) or "
             f"set_params({names}=...), then fit(X, y)",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         if deprecated.get("temperature") is not None:
             est.temperature = deprecated["temperature"]
@@ -88,7 +88,7 @@ def validate_params(est):
     if est.interaction_.name == "exponential" and est.variant == "normalized":
         warnings.warn(f"interaction='exponential' with variant='normalized': {EXP_NORMALIZED}. Use "
                       "a polynomial interaction (the default), or variant='original' (T = N T')", NormalizationWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
     est.xp_, est.backend_info_ = get_backend(est.backend)
     est.dtype_ = resolve_dtype(est.xp_, dtype, est.variant)
     if dtype == "float16" and est.variant == "original":
@@ -125,7 +125,7 @@ def learning_scales(est, N):
                     "Use variant='normalized' or a wider dtype." if est.variant == "original" else
                     "Use a lower temperature or a wider dtype."),
                 NumericalUnderflowWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
     return b_in, b_out
 
@@ -164,7 +164,7 @@ def run_fit(est, X, y, warm, opts, progress):
     N = probes.shape[1]
     x_range = None
     if y is not None:
-        x_range = _monitor.warn_input_range(est.xp_, probes[:, clamp_slice], stacklevel=4)
+        x_range = _monitor.warn_input_range(est.xp_, probes[:, clamp_slice])
     if neurons is not None:
         if y is not None:
             raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")
@@ -201,8 +201,7 @@ def run_fit(est, X, y, warm, opts, progress):
     est.fit_seconds_ = result.seconds
     seen = _monitor.learning_pass(est, probes, train_neurons, b_in, targets.shape[1])
     _monitor.review_fit(est, seen, targets=targets, neurons=train_neurons, beta_out=b_out, initial=initial,
-                        n_patterns=probes.shape[0], x_range=x_range, warm_start=warm, epochs=epochs,
-                        stacklevel=4)
+                        n_patterns=probes.shape[0], x_range=x_range, warm_start=bool(opts["warm_start"]), epochs=epochs)
 
 
 def loss_and_gradient_of(est, X, y, *, gradient, what):

@@ -21,6 +21,7 @@ import numpy as np
 from ._sklearn import ConvergenceWarning
 from .backend import to_numpy
 from .network import energy_difference, quiet_numpy
+from .validation import user_stacklevel
 
 __all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "EXP_NORMALIZED", "InputRangeWarning", "LearningPass", "NormalizationWarning", "NumericalOverflowError",
            "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "overflow_error", "read_curve", "review_fit", "warn_underflow",
@@ -62,14 +63,14 @@ def overflow_advice(variant) -> str:
     return "Use a wider dtype, a higher temperature, or scaling='adaptive' (updates)."
 
 
-def warn_underflow(est, N, stacklevel=3):
+def warn_underflow(est, N):
     """NumericalUnderflowWarning: some update was decided by sign(0) because terms rounded to 0."""
     warnings.warn(
         f"underflow: terms of the energy difference rounded to 0 in the {est.variant} network "
         f"(N={N}, n={est.n}, dtype={est._dtype_name}); some updates were decided by sign(0). "
         "Use scaling='adaptive' or a wider dtype.",
         NumericalUnderflowWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -190,12 +191,12 @@ def input_range_hint(low, high):
             "them with 2 * X - 1 (for [0, 1]) or MinMaxScaler(feature_range=(-1, 1)) in a Pipeline")
 
 
-def warn_input_range(xp, inputs, stacklevel=2):
+def warn_input_range(xp, inputs):
     """A classifier's (min, max) of X, warning with :class:`InputRangeWarning` when X lies in [0, 1] or so."""
     x_range = (float(xp.min(inputs)), float(xp.max(inputs)))
     if x_range[0] >= 0 and x_range[1] > 0:
         warnings.warn(f"{input_range_hint(*x_range)} (an input at 0 sits halfway between a neuron's -1 and +1 and "
-                      "carries no signal)", InputRangeWarning, stacklevel=stacklevel + 1)
+                      "carries no signal)", InputRangeWarning, stacklevel=user_stacklevel())
     return x_range
 
 
@@ -249,6 +250,8 @@ class _Fit:
         return ""
 
     def more_epochs(self):
+        if self.shape.epochs < MIN_EPOCHS:  # one loss value: no trend to read, only too few epochs
+            return f"one epoch is too few to judge: train longer, set_params(epochs={2 * self.shape.epochs})"
         return (f"the loss is still falling ({self.shape.trend()}): train longer, "
                 f"set_params(epochs={2 * self.shape.epochs})")
 
@@ -305,13 +308,13 @@ class _Fit:
                 f"(from {self.est.learning_rate:.3g})")
 
 
-def _say(finding, causes, fix, stacklevel):
+def _say(finding, causes, fix):
     text = "; ".join([finding] + [c for c in causes if c]) + ". " + fix.rstrip(".") + "."
-    warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
+    warnings.warn(text, ConvergenceWarning, stacklevel=user_stacklevel())
     return text
 
 
-def _frozen(f, still, stacklevel):
+def _frozen(f, still):
     e, s = f.est, f.shape
     fix_t = f.temperature_fix()
     if f.vanished > 0.5:
@@ -333,7 +336,7 @@ def _frozen(f, still, stacklevel):
     text = (f"training is frozen: the loss never moved in {s.epochs} epoch(s) (L = {_fmt(s.last)}) "
             f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
             + (f"{why} {f.where()}, where the gradient vanishes. " if why else f"{f.where()}. ") + hint)
-    warnings.warn(text, ConvergenceWarning, stacklevel=stacklevel + 1)
+    warnings.warn(text, ConvergenceWarning, stacklevel=user_stacklevel())
     return text
 
 
@@ -367,28 +370,31 @@ def _cap(text):
     return text[:1].upper() + text[1:]
 
 
-def _warn_learning_underflow(est, N, stacklevel):
+def _warn_learning_underflow(est, N):
     T_name = "T'" if est.variant == "normalized" else "T"
     warnings.warn(
         f"underflow: while learning, terms F(beta_in (s +- zeta)) rounded to 0 in the {est.variant} network "
         f"(N={N}, n={est.n}, {T_name}={est._temperature(N):g}, dtype={est._dtype_name}): the tanh argument "
         "and its gradient vanish, so the loss cannot move. Lower the temperature or use a wider dtype.",
-        NumericalUnderflowWarning, stacklevel=stacklevel + 1)
+        NumericalUnderflowWarning, stacklevel=user_stacklevel())
 
 
 def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_range=None, warm_start=False,
-               epochs=None, stacklevel=3):
+               epochs=None):
     """Check a finished fit of ``est`` and warn (at most one ConvergenceWarning) when it failed.
 
     ``seen`` is the :func:`learning_pass` over the training rows, ``targets`` (B, M) the wanted
     outputs of the evaluated ``neurons``, ``initial`` the memories before the fit, ``n_patterns`` B,
     ``x_range`` a classifier's (min, max) of X, ``epochs`` this fit's (``est.loss_curve_`` holds
-    those of the fits a warm start continued too). Returns the warning's text, or None.
+    those of the fits a warm start continued too), ``warm_start`` the estimator's setting: fits that
+    continue one another are not judged on one class or fixed points while their loss falls in each of
+    its last max(2, E/10) epochs (or shows one epoch), since the next one continues it. Returns the
+    warning's text, or None.
     """
     xp, memories = est.xp_, est.memories_
     N, K = memories.shape[1], memories.shape[0]
     if seen.underflow:
-        _warn_learning_underflow(est, N, stacklevel + 1)
+        _warn_learning_underflow(est, N)
     shape = read_curve(est.loss_curve_)
     if shape.last == 0.0:  # every output exact: nothing to report
         return None
@@ -401,7 +407,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
              median_arg=float(np.median(arg)) if arg.size else float("nan"))
     still = bool(xp.all(memories == initial))
     if still or (not shape.moved and shape.epochs >= MIN_EPOCHS):  # one loss value cannot show it never moved
-        return _frozen(f, still, stacklevel + 1)
+        return _frozen(f, still)
     mix, outputs = f.scale_mix_up(), f.outputs()
     dead_share = max(f.vanished, f.saturated)
     wanted = np.asarray(to_numpy(_take(xp, targets, seen.index)))
@@ -423,7 +429,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                 fix += f", or raise the temperature, {f.overshoot_fix()}"
             elif f.saturated >= 0.5:
                 fix += _or_temperature(f)
-        return _say(finding, [outputs, f.x_hint], fix, stacklevel + 1)
+        return _say(finding, [outputs, f.x_hint], fix)
     if dead:
         finding = (f"training died: the loss stayed at {_fmt(shape.last)} for the last {shape.flat_tail} of "
                    f"{shape.epochs} epochs{shape.spike()} {f.where()}, with {outputs}, where the gradient vanishes")
@@ -436,7 +442,10 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             fix = f"Lower the learning rate, {f.lr_fix(0.2)}, or n" + _or_temperature(f)
         else:
             fix = f"Lower n, so that tanh is not saturated" + _or_temperature(f)
-        return _say(finding, [f.x_hint], fix, stacklevel + 1)
+        return _say(finding, [f.x_hint], fix)
+    learning = shape.falling or shape.epochs < MIN_EPOCHS  # still falling, or one epoch: too soon to judge
+    if warm_start and (learning or shape.rate > 0):  # fell in each of its last epochs: the next warm fit goes on
+        return None
     if classifier:
         labels = np.argmax(np.asarray(to_numpy(_take(xp, targets, seen.index))), axis=1)
         predicted = np.argmax(np.asarray(to_numpy(seen.delta)), axis=1)
@@ -449,7 +458,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             finding = (f"the classifier predicts class {label!r} for {share:.0%} of the training rows checked "
                        f"({counts[top]} of {predicted.size}; {true_share:.0%} of them are of that class), "
                        f"training accuracy {np.mean(predicted == labels):.3f}, {f.where()}{shape.spike()}")
-            if shape.falling:
+            if learning:
                 causes, fix = [f.x_hint], _cap(f.more_epochs())
             elif mix:
                 causes, fix = [outputs, f.x_hint], _cap(mix)
@@ -465,7 +474,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             else:
                 causes = [outputs]
                 fix = f"Try a larger learning rate, {f.lr_fix(2)}, or more epochs"
-            return _say(finding, causes, fix, stacklevel + 1)
+            return _say(finding, causes, fix)
     else:
         update = seen.delta  # F homogeneous: the learning scale beta_in gives the update's signs
         if est.interaction_.degree is None or seen.underflow:
@@ -485,7 +494,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
             if est.interaction_.name == "exponential" and est.variant == "normalized":
                 causes.append(f"{EXP_NORMALIZED} (no temperature changes that)")
                 fix = "Use a polynomial interaction (the default), or variant='original' (its T = N T')"
-            elif shape.falling:
+            elif learning:
                 fix = _cap(f.more_epochs())
             elif f.overshoot():
                 fix = _cap(f.overshoot())
@@ -500,7 +509,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
                 fix = "Train longer" + _or_temperature(f)
                 if K < P:
                     fix += f", or give each pattern a memory, set_params(n_memories={P})"
-            return _say(finding, causes + [mix], fix, stacklevel + 1)
+            return _say(finding, causes + [mix], fix)
     if warm_start or (epochs or shape.epochs) < MIN_EPOCHS:  # a warm chunk continues; one epoch shows no trend
         return None
     if shape.rate >= STILL_FALLING or shape.steep:
@@ -509,7 +518,7 @@ def review_fit(est, seen, *, targets, neurons, beta_out, initial, n_patterns, x_
         else:
             how = f"by {_fmt(est.loss_curve_[-2] - shape.last)} in the last epoch, more than in any epoch before"
         finding = f"the loss was still falling when training stopped ({shape.trend()}, {how})"
-        return _say(finding, [f.x_hint], f"Train longer, set_params(epochs={2 * shape.epochs})", stacklevel + 1)
+        return _say(finding, [f.x_hint], f"Train longer, set_params(epochs={2 * shape.epochs})")
     return None
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from .backend import to_numpy
 from ._monitor import overflow_error, warn_underflow
 from .network import energy_difference, quiet_numpy, relax, similarities
+from .validation import user_stacklevel
 
 __all__ = ["STATUSES", "RelaxResult", "RelaxationWarning", "energy", "relax_states"]
 
@@ -62,7 +63,7 @@ def _step(est, xi, zero_sign, a):
                  rescale=est.scaling == "adaptive", memory_budget=est._budget)[0][0]
 
 
-def relax_states(est, xi, *, mode, max_sweeps, zero_sign, seed, record, stacklevel):
+def relax_states(est, xi, *, mode, max_sweeps, zero_sign, seed, record):
     """Relax the checked (B, N) states ``xi``: a :class:`RelaxResult`; overflow raises, underflow warns.
 
     ``seed`` is an int or None (a Generator drawn from already). With ``record`` the sweeps run one at
@@ -101,13 +102,13 @@ def relax_states(est, xi, *, mode, max_sweeps, zero_sign, seed, record, stacklev
         _, underflow = energy_difference(mem, out, est.interaction_, a, rescale=est.scaling == "adaptive",
                                          memory_budget=est._budget, return_underflow=True)
     if bool(underflow[0]):
-        warn_underflow(est, xi.shape[1], stacklevel=stacklevel + 2)
+        warn_underflow(est, xi.shape[1])
     if not done.all() and max_sweeps > 1:
-        _warn_not_settled(status, mode, max_sweeps, stacklevel + 1)
+        _warn_not_settled(status, mode, max_sweeps)
     return RelaxResult(out, converged, sweeps, status, trajectory, energies)
 
 
-def _warn_not_settled(status, mode, max_sweeps, stacklevel):
+def _warn_not_settled(status, mode, max_sweeps):
     cycles, out = int(np.sum(status == "cycle")), int(np.sum(status == "max_sweeps"))
     parts = []
     if cycles:
@@ -115,4 +116,4 @@ def _warn_not_settled(status, mode, max_sweeps, stacklevel):
     if out:
         parts.append(f"{out} were still changing after max_sweeps={max_sweeps} (raise max_sweeps)")
     warnings.warn(f"relaxation: {cycles + out} of {status.size} probes did not reach a fixed point: "
-                  f"{'; '.join(parts)}; RelaxResult.status says which", RelaxationWarning, stacklevel=stacklevel + 1)
+                  f"{'; '.join(parts)}; RelaxResult.status says which", RelaxationWarning, stacklevel=user_stacklevel())

@@ -158,7 +158,7 @@ def check_pickle_state(est, state):
     if written is not None and written != __version__:
         warnings.warn(f"this {type(est).__name__} was pickled with damlite {written} and is loaded with "
                       f"{__version__}: it may not work as it did; refit it with this version",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)  # the line that loaded it (pickle.loads runs no Python frame)
     if "_fitted_params" in state and "_memories" not in state:
         raise ValueError(f"this pickled {type(est).__name__} is fitted but carries no memories (the file is "
                          f"damaged or from an incompatible damlite {written or 'version'}): refit it")

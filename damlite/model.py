@@ -482,7 +482,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         seed = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
         check_random_state(seed)
         return relax_states(self, xi, mode=mode, max_sweeps=max_sweeps, zero_sign=zero_sign, seed=seed,
-                            record=bool(record), stacklevel=2)
+                            record=bool(record))
 
     # --------------------------------------------------------------- learning
     def loss(self, X, y=None):
@@ -531,7 +531,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
             class neurons are evaluated (from the all -1 label state) and left
             unclamped.
         progress : bool, default False
-            Show a progress bar (kept on screen when training ends).
+            Show a progress bar, kept when training ends (:func:`damlite.training.progress_bar`): text on
+            stderr, a one-line widget in a notebook a person runs, none in a notebook executed unattended.
         **deprecated
             The settings above as ``fit`` keywords, and ``temperature``: accepted
             for one release with a :class:`FutureWarning`. They apply to this
@@ -592,12 +593,12 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         other class neurons at -1. With two classes the score is :math:`C_1 - C_0`
         (scikit-learn's convention: positive means ``classes_[1]``).
         """
-        C = self._class_outputs(X)
+        C = self._class_outputs(X, "decision_function")
         return C[:, 1] - C[:, 0] if C.shape[1] == 2 else C
 
-    def _class_outputs(self, X):
-        """C of every class neuron, (B, n_classes)."""
-        self._require(True, "decision_function")
+    def _class_outputs(self, X, method):
+        """C of every class neuron, (B, n_classes), for the public ``method``."""
+        self._require(True, method)
         X = self._check_n_features(X)
         probes, _, neurons, _ = learning_problem(self, X, np.repeat(self.classes_[:1], X.shape[0]))
         b_in, b_out = learning_scales(self, self.memories_.shape[1])
@@ -616,7 +617,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         ndarray of shape (B,)
             Labels from ``classes_`` (a NumPy array on every backend).
         """
-        scores = to_numpy(self._class_outputs(X))
+        scores = to_numpy(self._class_outputs(X, "predict"))
         return self.classes_[np.argmax(scores, axis=1)]
 
     def recall(self, X, *, mode="async", max_sweeps=100, random_state=None):
@@ -658,7 +659,8 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         per : {"bit", "pattern"} or None, default None ("bit")
             An associative memory: the fraction of bits recalled right, or of
             patterns recalled exactly. A classifier scores per row (accuracy) and
-            refuses ``per``.
+            refuses ``per``. (Cross-validating a memory scores held-out patterns it
+            never stored, which says nothing about storage: the API page has the fix.)
 
         Returns
         -------

@@ -20,6 +20,8 @@ no host synchronisation within the epoch).
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -30,7 +32,7 @@ from tqdm import tqdm
 from .backend import array_namespace, itemsize_of, to_numpy
 from .network import DEFAULT_MEMORY_BUDGET, loss_and_gradient, per_network_scalar, quiet_numpy
 
-__all__ = ["TrainingResult", "initial_memories", "train_memories"]
+__all__ = ["TrainingResult", "initial_memories", "progress_bar", "train_memories"]
 
 _STEP_FLOOR = 1e-30
 
@@ -45,6 +47,54 @@ class TrainingResult:
     failed_epoch: np.ndarray  # (G,) first epoch with non-finite numbers, -1 if none
     learning_rate: np.ndarray  # (epochs, G) learning rate used in each epoch
     seconds: float = 0.0
+
+
+def _kernel():
+    """The Jupyter kernel (ipykernel) this code runs in, or None outside one."""
+    if "ipykernel" not in sys.modules:
+        return None
+    try:
+        from IPython import get_ipython  # noqa: PLC0415
+    except ImportError:
+        return None
+    return getattr(get_ipython(), "kernel", None)
+
+
+def _frontend_takes_input(kernel) -> bool:
+    """True when the cell running in ``kernel`` came from a frontend that can answer ``input()``: a person at
+    JupyterLab, Jupyter Notebook, VS Code or Colab. Notebooks executed unattended (``jupyter nbconvert
+    --execute``, Jupyter Book, papermill: nbclient) send their cells with ``allow_stdin`` false."""
+    try:
+        parent = kernel.get_parent()  # ipykernel >= 6: the request of the cell running now
+        return bool(parent.get("content", {}).get("allow_stdin", False))
+    except Exception:  # noqa: BLE001 - an older or another kernel: its own record of the request
+        return bool(getattr(kernel, "_allow_stdin", False))
+
+
+def progress_bar(iterable=None, *, progress=True, **kwargs):
+    """A tqdm progress bar over ``iterable`` where ``progress`` is true and someone can watch it.
+
+    In a Jupyter kernel the bar shows only for a cell a person runs (its frontend can answer
+    ``input()``): as tqdm's notebook widget, one line updated in place, where ipywidgets is
+    installed (not in Qt consoles and Spyder, as with tqdm.auto), else as a text bar (one line,
+    redrawn). A notebook executed unattended (``jupyter nbconvert --execute``, a Jupyter Book
+    build, papermill) gets no bar, so its saved outputs hold none. Outside a kernel: tqdm's text bar on stderr (none where there is no stderr).
+    ``kwargs`` go to tqdm.
+    """
+    kernel = _kernel() if progress else None
+    if kernel is not None:
+        if not _frontend_takes_input(kernel):
+            progress = False
+        else:
+            try:
+                from tqdm.notebook import IProgress  # noqa: PLC0415 - None without ipywidgets
+                from tqdm.notebook import tqdm as notebook_tqdm  # noqa: PLC0415
+            except ImportError:
+                IProgress = None  # noqa: N806
+            console = any(k == "QT_API" or k.startswith("SPYDER") for k in os.environ)  # no widgets: as tqdm.auto
+            if IProgress is not None and not console:
+                return notebook_tqdm(iterable, **kwargs)
+    return tqdm(iterable, disable=not progress or sys.stderr is None, **kwargs)
 
 
 def _fused_step(xp, memories):
@@ -136,7 +186,8 @@ def train_memories(
     ``clamp`` is the slice of neurons whose memory entries are kept in [-1, 1]
     (``None`` clamps nothing). ``learning_rate`` and the betas are floats or
     length-G sequences. ``callback(epoch, memories, loss)`` runs after each epoch;
-    returning True stops training. ``step_floor``: the smallest divisor of the normalised step
+    returning True stops training. ``progress``: a bar over the epochs (:func:`progress_bar`: none
+    in a notebook executed unattended). ``step_floor``: the smallest divisor of the normalised step
     (``max_i |v_i|`` below it divides by it instead; None: 1e-30 as in Krotov's and the paper
     author's code, or float16's smallest normal number); a positive number a normal number of the
     memories' dtype. Returns a :class:`TrainingResult`.
@@ -180,7 +231,7 @@ def _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batc
              _gpu_fit(xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
                       error_exponent, batch, momentum, normalize_step, floor, memory_budget))
     start = time.perf_counter()
-    bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress, leave=True)
+    bar = progress_bar(range(epochs), progress=progress, desc="training", unit="epoch", leave=True)
     with quiet_numpy():
         for epoch in bar:
             lr_dev = per_network_scalar(lr, xp, G, dtype, device=device)
@@ -226,7 +277,7 @@ def _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batc
             losses[epoch] = to_numpy(epoch_loss)
             lr_trace[epoch] = lr
             lr = lr * lr_decay
-            if progress:
+            if not bar.disable:
                 bar.set_postfix(loss=f"{np.nanmedian(losses[epoch]):.4g}")
             in_place = fused or whole is not None
             if callback is not None and callback(epoch, xp.asarray(memories, copy=True) if in_place else memories,

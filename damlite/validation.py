@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -10,7 +12,7 @@ import numpy as np
 from .backend import to_numpy
 
 __all__ = ["InputTypeError", "check_dtype", "check_label_types", "check_labels", "check_states", "check_positive",
-           "check_number", "check_random_state"]
+           "check_number", "check_random_state", "user_stacklevel"]
 
 #: The float formats a network computes in.
 FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -18,6 +20,19 @@ FLOAT_DTYPES = ("float16", "float32", "float64")
 
 #: How far past +-1 a scaled input may lie from rounding alone (it is clipped back).
 _ROUNDING = 1e-9
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning raised by the caller point at the first frame outside damlite:
+    the user's line (a script's, a notebook cell's) that called the public method, however deep below it the
+    warning is raised."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _host(x):
@@ -176,7 +191,7 @@ def check_labels(y, n_samples):
         from ._sklearn import DataConversionWarning  # noqa: PLC0415
 
         warnings.warn("A column-vector y was passed when a 1d array was expected: taken as y.ravel()",
-                      DataConversionWarning, stacklevel=4)
+                      DataConversionWarning, stacklevel=user_stacklevel())
         labels = labels[:, 0]
     if labels.ndim == 2:
         values = np.unique(labels) if labels.dtype.kind in "biuf" else None

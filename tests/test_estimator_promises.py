@@ -170,7 +170,7 @@ def test_an_interrupted_fit_leaves_the_estimator_unfitted(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     assert not hasattr(clf, "memories_") and not hasattr(clf, "classes_")
-    with pytest.raises(NotFittedError):
+    with pytest.raises(NotFittedError, match=r"call fit\(X, y\).* before predict\(\)"):
         clf.predict(X)
 
 
@@ -194,8 +194,15 @@ def test_pickles_carry_the_version_and_warn_on_another(monkeypatch):
     assert state["_damlite_version"] == damlite.__version__
     state["_damlite_version"] = "0.0.1"
     other = DenseAssociativeMemory.__new__(DenseAssociativeMemory)
-    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1.*refit"):
+    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1.*refit") as caught:
         other.__setstate__(state)
+    assert caught[0].filename == __file__  # the line that loaded it
+    with monkeypatch.context() as m:
+        m.setattr("damlite._version.__version__", "0.0.1")
+        old = pickle.dumps(dam)
+    with pytest.warns(UserWarning, match=r"pickled with damlite 0\.0\.1") as caught:
+        pickle.loads(old)
+    assert caught[0].filename == __file__
     broken = dam.__getstate__()
     del broken["_memories"]
     with pytest.raises(ValueError, match="no memories.*refit"):
@@ -340,3 +347,109 @@ def test_a_digit_classifier_stopped_at_five_epochs_is_asked_for_more():
     message = _messages(lambda: clf.fit(d.X_train[:1000], d.y_train[:1000]))
     assert len(message) == 1 and "still falling" in message[0] and "an epoch over the last 2" in message[0], message
     assert "set_params(epochs=10)" in message[0]
+
+
+def _readme_digits(**kw):
+    """The README's digit classifier."""
+    return DenseAssociativeMemory(**{**dict(n_memories=16, interaction="rectified_polynomial", n=20,
+                                            error_exponent=30, temperature=1.0, init="normal", init_mean=-0.3,
+                                            init_std=0.3, epochs=15, lr_decay=0.998, momentum=0.6,
+                                            batch_size=100, backend="numpy", random_state=0), **kw})
+
+
+def test_warm_one_epoch_fits_still_learning_are_not_told_to_raise_the_learning_rate():
+    """The issue's case: the README's classifier in one-epoch warm fits answers one class at first, and
+    learns; no chunk warns. A cold one-epoch fit that answers one class is told to train longer."""
+    d = damlite.load_mnist(source="bundled", dtype="float64")
+    X, y = d.X_train[:1000], d.y_train[:1000]
+    clf = _readme_digits(epochs=1, warm_start=True)
+    predicted_one_class = []
+    for _ in range(3):
+        assert _messages(lambda: clf.fit(X, y)) == []
+        predicted_one_class.append(np.max(np.bincount(clf.predict(X))) / len(y) >= 0.75)
+    assert predicted_one_class[0]  # the case the one-class check would have warned about
+    assert clf.loss_curve_.shape == (3,) and np.all(np.diff(clf.loss_curve_) < 0)
+    message = _messages(lambda: _readme_digits(epochs=1).fit(X, y))
+    assert len(message) == 1 and "One epoch is too few to judge" in message[0], message
+    assert "learning_rate" not in message[0] and "set_params(epochs=2)" in message[0], message
+
+
+def test_warnings_point_at_the_callers_line():
+    """fit's checks, the setup's NormalizationWarning and recall's RelaxationWarning name the line that called
+    the estimator (a notebook cell's, a script's), not damlite's internals or the interpreter ("sys:1")."""
+    P = _patterns(B=4, N=16)
+    rng = np.random.default_rng(0)
+    Q = rng.choice([-1.0, 1.0], (60, 40))
+    sync = DenseAssociativeMemory(60, n=2, backend="numpy", random_state=0)
+    sync.memories_ = Q
+    calls = [lambda: _dam().fit(P),
+             lambda: _dam(epochs=1).fit(rng.uniform(0, 1, (20, 5)), np.arange(20) % 2),
+             lambda: _dam(interaction="exponential").fit(P),
+             lambda: setattr(_dam(n_memories=4, interaction="exponential"), "memories_", P),
+             lambda: sync.recall(rng.choice([-1.0, 1.0], (50, 40)), mode="sync"),
+             lambda: _dam(n=60, dtype="float32", temperature=5, epochs=2).fit(P)]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught
+        for w in caught:
+            assert w.filename == __file__, (w.category.__name__, w.filename, w.lineno)
+
+
+def test_the_estimator_class_stays_under_600_lines():
+    """What is not the estimator's (warm-start checks, monitoring, recall, pickling) lives in its own module."""
+    import ast
+    import inspect
+
+    import damlite.model
+
+    tree = ast.parse(inspect.getsource(damlite.model))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DenseAssociativeMemory")
+    assert cls.end_lineno - cls.lineno + 1 < 600
+
+
+# ------------------------------------------------------------------ what the API page says about scikit-learn's scorers
+def _api_text():
+    from pathlib import Path
+
+    return " ".join((Path(__file__).resolve().parents[1] / "book" / "api.md").read_text(encoding="utf-8").split())
+
+
+def test_roc_auc_works_for_two_classes_and_is_nan_for_more_as_the_api_page_says():
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import cross_val_score
+
+    X, y = _blobs()
+    two = y < 2
+    auc = cross_val_score(_dam(epochs=20), X[two], y[two], scoring="roc_auc", cv=2)
+    assert np.all((auc >= 0) & (auc <= 1)), auc
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # scikit-learn's "Scoring failed"
+        ovr = cross_val_score(_dam(epochs=20), X, y, scoring="roc_auc_ovr", cv=2)
+    assert np.all(np.isnan(ovr)), ovr
+    text = _api_text()
+    assert '(`scoring="roc_auc"`)' in text and '(`"roc_auc_ovr"`, `"roc_auc_ovo"`)' in text and "NaN" in text
+
+
+def test_cross_validating_a_memory_scores_patterns_it_never_stored_and_the_documented_fix_scores_storage():
+    """Held-out folds score recall of patterns never stored (about chance plus what probes already hold, at every
+    n); the API page's recipe scores the stored patterns from noisy probes and tells n = 2 from n = 10."""
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import GridSearchCV
+
+    P = np.random.default_rng(0).choice([-1.0, 1.0], (20, 60))
+    est = DenseAssociativeMemory(20, epochs=30, backend="numpy", random_state=0)
+    held_out = GridSearchCV(est, {"n": [2, 10]}, cv=2).fit(P).cv_results_["mean_test_score"]
+    assert np.all(held_out < 0.9), held_out  # a stored pattern is recalled whole; these are not stored
+
+    def flip(X, share=0.1):
+        return np.where(np.random.default_rng(1).random(X.shape) < share, -X, X)
+
+    all_rows = np.arange(len(P))
+    stored = GridSearchCV(est, {"n": [2, 10]}, cv=[(all_rows, all_rows)],
+                          scoring=lambda e, X, y=None: e.score(flip(X), X)).fit(P).cv_results_["mean_test_score"]
+    assert stored[1] >= 0.99 and stored[1] > stored[0], stored  # n = 10 stores the 20 patterns; n = 2 does not
+    text = _api_text()
+    assert "says nothing about storage" in text and "cv=[(all_rows, all_rows)]" in text
+    assert "lambda est, X, y=None: est.score(flip(X), X)" in text
