@@ -75,43 +75,69 @@ def _quiet() -> bool:
         return False
 
 
-def _cached_kernels(where) -> bool:
+def _cached_kernels(where, dtype=None) -> bool:
     """True where the cache directory ``where`` holds an index of this module's kernels written after this
-    file last changed (numba's cache keys each index by the source file's time stamp and size)."""
+    file last changed (numba's cache keys each index by the source file's time stamp and size); with ``dtype``
+    (a name, "float32"), one that holds a kernel taking arrays of that dtype (the index's pickled signatures,
+    read as numba reads them: a version, then the time stamp and the overloads)."""
     try:
         source = os.stat(__file__).st_mtime
         with os.scandir(where) as entries:
-            return any(e.name.startswith(__name__.rsplit(".", 1)[1] + ".") and e.name.endswith(".nbi")
-                       and e.stat().st_mtime >= source for e in entries)
+            fresh = [e.path for e in entries if e.name.startswith(__name__.rsplit(".", 1)[1] + ".")
+                     and e.name.endswith(".nbi") and e.stat().st_mtime >= source]
     except OSError:  # no such directory yet: nothing cached
         return False
+    if dtype is None or not fresh:
+        return bool(fresh)
+    import pickle  # noqa: PLC0415 - numba's own cache index format
+
+    for path in fresh:
+        try:
+            with open(path, "rb") as f:
+                pickle.load(f)  # numba's version
+                _, overloads = pickle.loads(f.read())
+        except Exception:  # noqa: BLE001 - an index numba would not read either: not counted
+            continue
+        if any(f"array({dtype}," in str(key[0] if isinstance(key, tuple) else key) for key in overloads):
+            return True
+    return False
 
 
 class _FirstCompile(numba.core.event.Listener):
-    """One line on stderr, once per process, when numba starts compiling these kernels into a cache that holds
-    none of them (the first run, or the first after damlite changed), or into none (no writable cache).
+    """One line on stderr, at most once per process, when numba starts compiling these kernels for a dtype
+    (float64, float32) into a cache that holds none of them for it (the first run, the first float32 fit, or
+    the first after damlite changed), or into none (no writable cache).
 
     numba announces a ``numba:compile`` event only where it compiles, not where it loads a kernel from its
-    on-disk cache. A cache that already holds some kernels compiles the others (another interaction or
-    dtype, a few seconds each) without a word. Silent with ``DAMLITE_QUIET``.
+    on-disk cache. A cache that already holds kernels of that dtype compiles the others (another interaction
+    or bit length of n - 1, a few seconds each) without a word. Silent with ``DAMLITE_QUIET``.
     """
 
     def __init__(self):
-        self.done = False
+        self.seen = set()  # the dtypes (None: no float array) whose kernels were looked up in this process
+        self.said = False  # one line per process at most
         self.lock = threading.Lock()
 
     def on_start(self, event):
-        dispatcher = event.data.get("dispatcher") if isinstance(event.data, dict) else None
-        if self.done or getattr(getattr(dispatcher, "py_func", None), "__module__", None) != __name__:
+        data = event.data if isinstance(event.data, dict) else {}
+        dispatcher = data.get("dispatcher")
+        if getattr(getattr(dispatcher, "py_func", None), "__module__", None) != __name__:
             return
-        with self.lock:
-            if self.done:
-                return
-            self.done = True
+        dtype = next((str(a.dtype) for a in data.get("args") or ()
+                      if isinstance(a, numba.types.Array) and isinstance(a.dtype, numba.types.Float)), None)
         where = getattr(getattr(dispatcher, "_cache", None), "cache_path", None)
-        if _quiet() or (where and _cached_kernels(where)):
-            return
-        print("damlite: compiling the CPU kernels with numba" + (
+        with self.lock:
+            if self.said or dtype in self.seen:
+                return
+            self.seen.add(dtype)
+            if _quiet():
+                return
+            anything = bool(where) and _cached_kernels(where)
+            if anything and (dtype is None or _cached_kernels(where, dtype)):
+                return
+            self.said = True
+        what = f"the CPU kernels for {dtype}" if anything else "the CPU kernels"
+        print(f"damlite: compiling {what} with numba" + (
             f", once (~15-30 s); cached in {where}" if where else
             " (~15-30 s); no writable cache directory, so every process compiles them (set NUMBA_CACHE_DIR)"),
             file=sys.stderr, flush=True)
