@@ -540,9 +540,6 @@ def main(argv=None):
     p.add_argument("--out", default=None)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    from damlite.kernels import cpu_kernels as kernels  # noqa: PLC0415
-
-    kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     if args.readme:
         write_readme(args.readme)
         return 0

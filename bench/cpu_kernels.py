@@ -79,9 +79,6 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    from damlite.kernels import cpu_kernels as kernels  # noqa: PLC0415
-
-    kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     workloads = {f"block_{name}": block_workload(args.epochs, name) for name in ("polynomial", "leaky")}
     workloads["relax_N784_B64"] = relax_workload()
     for fn in workloads.values():  # compile the kernels and warm the caches first

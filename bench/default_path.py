@@ -8,15 +8,14 @@ time, contenders round robin, medians over ``--rounds``:
 
 * ``krotov_float64`` / ``krotov_float32``: Krotov & Hopfield's MNIST configuration (bench/cpu_epoch.py's
   settings; float64 original network, float32 normalized) fitted for ``--epochs`` epochs (20, as a
-  student runs it) on all 60 000 digits, on the default path: whatever kernel the fit's size chooses
-  (:data:`damlite.kernels.cpu_kernels.SPECIALISE_FROM`); seconds per epoch = the whole fit's CPU time /
+  student runs it) on all 60 000 digits, on the default path (the one loss kernel of its interaction: no
+  setting to force); seconds per epoch = the whole fit's CPU time /
   epochs (its setup included: this overstates an epoch by the setup's share), with the test accuracy;
 * ``products_float64`` / ``products_float32``: the two matrix products of each of the epoch's 60
   minibatches (X_b Z^T and r^T X_b), the yardstick;
-* ``author_example_default`` / ``_specialised`` / ``_generic``: the paper author's autoassociative example
-  (N = K = 100, 25 states, full batch, rectified n = 5, T = 50, lr 0.2, momentum 0.6, clamped;
-  bench/threads.py's) for ``--author-epochs`` epochs through :func:`damlite.training.train_memories`, on the
-  default path and with ``DAMLITE_SPECIALISE=always`` and ``never``; seconds per epoch = fit / epochs.
+* ``author_example_default``: the paper author's autoassociative example (N = K = 100, 25 states, full
+  batch, rectified n = 5, T = 50, lr 0.2, momentum 0.6, clamped; bench/threads.py's) for ``--author-epochs``
+  epochs through :func:`damlite.training.train_memories`; seconds per epoch = fit / epochs.
 
 Which loss kernels each contender built is recorded (their keys), with the 1-minute load average before
 every round: the project's machine is shared, so only ratios from the same run mean anything.
@@ -50,7 +49,6 @@ def main(argv=None):
         p.error("--rounds 1..50, --epochs 1..500, --author-epochs 1..100000")
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ[var] = "1"
-    os.environ.pop("DAMLITE_SPECIALISE", None)
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(HERE))
     import numpy as np  # noqa: PLC0415
@@ -58,7 +56,7 @@ def main(argv=None):
     from cpu_epoch import KROTOV, _estimator  # noqa: PLC0415
     from damlite.datasets import load_mnist  # noqa: PLC0415
     from damlite.interactions import make_interaction  # noqa: PLC0415
-    from damlite.kernels import _cpu_numba, cpu_kernels  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
     from damlite.sweeps.experiments import provenance  # noqa: PLC0415
     from damlite.training import train_memories  # noqa: PLC0415
 
@@ -83,13 +81,9 @@ def main(argv=None):
 
     def krotov(dtype, variant, warm=False):
         def run():
-            if warm:  # compile the kernels the timed fits run (specialised: forced on a small fit)
-                os.environ["DAMLITE_SPECIALISE"] = "always"
-                try:
-                    est, kw = _estimator(dtype, variant, 1)
-                    est.fit(data.X_train[:2000], data.y_train[:2000], **kw)
-                finally:
-                    os.environ.pop("DAMLITE_SPECIALISE", None)
+            if warm:  # compile (or load) the kernels the timed fits run, on a small fit
+                est, kw = _estimator(dtype, variant, 1)
+                est.fit(data.X_train[:2000], data.y_train[:2000], **kw)
                 return 0.0
             est, kw = _estimator(dtype, variant, args.epochs)
             start = clock()
@@ -105,24 +99,18 @@ def main(argv=None):
     init = np.clip(arng.normal(0, 0.1, (1, K, N)), -1, 1)
     F = make_interaction("rectified_polynomial", 5)
 
-    def author(setting):
+    def author():
         def run():
-            if setting:
-                os.environ["DAMLITE_SPECIALISE"] = setting
-            try:
-                start = clock()
-                train_memories(init, states, states, F, beta_in=1.0 / (N * T), beta_out=1.0, error_exponent=1,
-                               learning_rate=0.2, momentum=0.6, epochs=args.author_epochs, clamp=slice(0, N),
-                               random_state=0)
-                return (clock() - start) / args.author_epochs
-            finally:
-                os.environ.pop("DAMLITE_SPECIALISE", None)
+            start = clock()
+            train_memories(init, states, states, F, beta_in=1.0 / (N * T), beta_out=1.0, error_exponent=1,
+                           learning_rate=0.2, momentum=0.6, epochs=args.author_epochs, clamp=slice(0, N),
+                           random_state=0)
+            return (clock() - start) / args.author_epochs
         return run
 
     contenders = {"products_float64": products(np.float64), "products_float32": products(np.float32),
                   "krotov_float64": krotov("float64", "original"), "krotov_float32": krotov("float32", "normalized"),
-                  "author_example_default": author(None), "author_example_specialised": author("always"),
-                  "author_example_generic": author("never")}
+                  "author_example_default": author()}
     for name, run in contenders.items():  # warm up: compile (or load) every kernel the contenders use
         before = set(_cpu_numba._LOSS_GRAD)
         if name.startswith("krotov"):
@@ -143,14 +131,12 @@ def main(argv=None):
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {"krotov_float64_over_products": med["krotov_float64"] / med["products_float64"],
               "krotov_float32_over_products_float32": med["krotov_float32"] / med["products_float32"],
-              "krotov_float64_over_float32": med["krotov_float64"] / med["krotov_float32"],
-              "author_default_over_specialised": med["author_example_default"] / med["author_example_specialised"],
-              "author_generic_over_specialised": med["author_example_generic"] / med["author_example_specialised"]}
+              "krotov_float64_over_float32": med["krotov_float64"] / med["krotov_float32"]}
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     record = {"what": "the default CPU path beside its products, one thread, process CPU time",
               "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "commit": commit,
-              "settings": vars(args), "specialise_from": cpu_kernels.SPECIALISE_FROM,
+              "settings": vars(args),
               "load_average_1_5_15_before_each_round_and_after": loads, "seconds_per_epoch": times,
               "median_seconds_per_epoch": med, "ratios": ratios, "test_accuracy": accuracy,
               "loss_kernels_built_first_in": kernels, "provenance": provenance(),

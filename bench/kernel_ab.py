@@ -1,7 +1,12 @@
 #!/usr/bin/env python
-"""Whole MNIST fits with the numba kernels of two (or more) git revisions, interleaved in one process.
+"""Whole fits with the numba kernels of two (or more) git revisions, interleaved in one process.
 
     python bench/kernel_ab.py 7307065~1 HEAD --threads 1 --rounds 3 --out bench/results/kernel-ab-<date>-<commit>.json
+    python bench/kernel_ab.py 0afca8f HEAD --workload author --rounds 9
+
+A revision whose loss kernel was chosen by a fit's size (``loss_grad(..., special)``) runs its specialised
+kernel, the one its long fits ran. ``--workload author``: the paper author's autoassociative example instead
+(medians of 5 fits per round, the revisions' order alternating by round).
 
 ``damlite/kernels/_cpu_numba.py`` of each revision is loaded as its own module; everything else
 (the estimator, the wrapper, the data) is the working tree's. Each round fits, for each
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib.util
+import inspect
 import json
 import os
 import statistics
@@ -50,7 +56,68 @@ def _load_kernels(rev, tmp):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    if "special" in inspect.signature(module.loss_grad).parameters:  # a revision with the size rule: the kernel
+        inner = module.loss_grad                                      # a long fit ran there, the specialised one
+
+        def loss_grad(*args):
+            return inner(*args, True)
+        module.loss_grad = loss_grad
     return module
+
+
+def _krotov_rounds(args, kernels, cpu_kernels, ce, clock, times):
+    """Krotov's configuration: per round and revision, (fit of 1 + E epochs - fit of 1 epoch) / E."""
+    from damlite.datasets import load_mnist  # noqa: PLC0415
+
+    data = load_mnist(source="full", data_dir=args.data_dir, validation_size=0, dtype="float64")
+    small = ce._Small(data)
+    E = args.epochs
+    for module in kernels.values():  # compile outside the rounds
+        cpu_kernels._kernels = module
+        for dtype, variant in CASES:
+            ce._fit_seconds(small, dtype, variant, 1, clock)
+    for r in range(args.rounds):
+        for rev, module in kernels.items():
+            cpu_kernels._kernels = module
+            for dtype, variant in CASES:
+                t1, _ = ce._fit_seconds(data, dtype, variant, 1, clock)
+                t2, _ = ce._fit_seconds(data, dtype, variant, 1 + E, clock)
+                times.setdefault(f"{rev} {dtype} {variant}", []).append((t2 - t1) / E)
+        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()),
+              file=sys.stderr, flush=True)
+
+
+def _author_rounds(args, kernels, cpu_kernels, clock, times):
+    """The author's example: per round and revision (the order alternating by round), the median of 5 fits'
+    CPU time / epochs."""
+    import numpy as np  # noqa: PLC0415
+
+    from damlite.interactions import make_interaction  # noqa: PLC0415
+    from damlite.training import train_memories  # noqa: PLC0415
+
+    N, K, P, T = 100, 100, 25, 50.0
+    rng = np.random.default_rng(1)
+    states = np.where(rng.random((P, N)) < 0.5, -1.0, 1.0)
+    init = np.clip(rng.normal(0, 0.1, (1, K, N)), -1, 1)
+    F = make_interaction("rectified_polynomial", 5)
+
+    def fit(epochs):
+        start = clock()
+        train_memories(init, states, states, F, beta_in=1.0 / (N * T), beta_out=1.0, error_exponent=1,
+                       learning_rate=0.2, momentum=0.6, epochs=epochs, clamp=slice(0, N), random_state=0)
+        return clock() - start
+
+    for module in kernels.values():  # compile (or load) outside the rounds
+        cpu_kernels._kernels = module
+        fit(1)
+    revs = list(kernels)
+    for r in range(args.rounds):
+        for rev in (revs if r % 2 == 0 else revs[::-1]):
+            cpu_kernels._kernels = kernels[rev]
+            times.setdefault(f"{rev} author float64", []).append(
+                statistics.median(fit(args.author_epochs) for _ in range(5)) / args.author_epochs)
+        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1] * 1e3:.3f} ms" for k, v in times.items()),
+              file=sys.stderr, flush=True)
 
 
 def main(argv=None):
@@ -61,11 +128,18 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=3, help="E: epochs timed per fit (after one untimed)")
     p.add_argument("--data-dir", default=os.environ.get("DAMLITE_DATA_DIR") or str(REPO.parent / "shared" / "data"
                                                                                     / "mnist"))
+    p.add_argument("--workload", choices=("krotov", "author"), default="krotov",
+                   help="krotov: Krotov's MNIST configuration (float64 original, float32 normalized); author: the "
+                        "paper author's autoassociative example (N = K = 100, 25 states, full batch, rectified n = 5, "
+                        "T = 50, lr 0.2, momentum 0.6, clamped), --author-epochs epochs per fit, 5 fits per round")
+    p.add_argument("--author-epochs", type=int, default=200)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
+    if not 1 <= args.rounds <= 50 or not 1 <= args.epochs <= 500 or not 1 <= args.author_epochs <= 100_000 \
+            or not 1 <= args.threads <= (os.cpu_count() or 1):
+        p.error("--rounds 1..50, --epochs 1..500, --author-epochs 1..100000, --threads 1..cores")
     from damlite.kernels import cpu_kernels as kernels  # noqa: PLC0415
 
-    kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ[var] = str(args.threads)  # before NumPy and numba load
     sys.path.insert(0, str(REPO))
@@ -73,38 +147,26 @@ def main(argv=None):
     import cpu_epoch as ce  # noqa: PLC0415
 
     from damlite.kernels import cpu_kernels  # noqa: PLC0415
-    from damlite.datasets import load_mnist  # noqa: PLC0415
     from damlite.sweeps.experiments import provenance  # noqa: PLC0415
 
     if not cpu_kernels.available():
         raise SystemExit("the numba kernels are off here (DAMLITE_CPU_KERNELS or numba missing): nothing to compare")
     clock = ce._clock(args.threads)
-    data = load_mnist(source="full", data_dir=args.data_dir, validation_size=0, dtype="float64")
-    small = ce._Small(data)
-    E = args.epochs
     times = {}
     with tempfile.TemporaryDirectory() as tmp:
         kernels = {rev: _load_kernels(rev, tmp) for rev in args.revisions}
-        for module in kernels.values():  # compile outside the rounds
-            cpu_kernels._kernels = module
-            for dtype, variant in CASES:
-                ce._fit_seconds(small, dtype, variant, 1, clock)
-        for r in range(args.rounds):
-            for rev, module in kernels.items():
-                cpu_kernels._kernels = module
-                for dtype, variant in CASES:
-                    t1, _ = ce._fit_seconds(data, dtype, variant, 1, clock)
-                    t2, _ = ce._fit_seconds(data, dtype, variant, 1 + E, clock)
-                    times.setdefault(f"{rev} {dtype} {variant}", []).append((t2 - t1) / E)
-            print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()),
-                  file=sys.stderr, flush=True)
+        if args.workload == "author":
+            _author_rounds(args, kernels, cpu_kernels, clock, times)
+        else:
+            _krotov_rounds(args, kernels, cpu_kernels, ce, clock, times)
     commits = {rev: subprocess.run(["git", "-C", str(REPO), "rev-parse", rev], check=True, capture_output=True,
                                    text=True).stdout.strip() for rev in args.revisions}
     result = {
         "benchmark": "whole MNIST fits, numba kernels of several revisions interleaved (bench/kernel_ab.py)",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": "python bench/kernel_ab.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "revisions": commits, "threads": args.threads, "rounds": args.rounds, "epochs_timed": E,
+        "workload": args.workload, "revisions": commits, "threads": args.threads, "rounds": args.rounds,
+        "epochs_timed": args.epochs if args.workload == "krotov" else args.author_epochs,
         "clock": "process CPU time" if args.threads == 1 else "wall time",
         "median_seconds_per_epoch": {k: statistics.median(v) for k, v in times.items()},
         "all_seconds": times,

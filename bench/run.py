@@ -577,9 +577,6 @@ def main(argv=None):
     p.add_argument("--label", default=None, help="results file name prefix (default: host name)")
     p.add_argument("--out", default=None, help="results folder (default: $OUT, else bench/results)")
     args = p.parse_args(argv)
-    from damlite.kernels import cpu_kernels as kernels  # noqa: PLC0415
-
-    kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     cfg = dict(PRESETS[args.preset])
     if args.repeats:
         cfg["repeats"] = args.repeats

@@ -419,7 +419,6 @@ def main(argv=None):
     p.add_argument("--only", default="kernels,autoassociative,krotov")
     p.add_argument("--readme", metavar="RECORD", help="print the README tables of a record and exit")
     a = p.parse_args(argv)
-    cpu_kernels.SPECIALISE_FROM = 0  # time the loss kernel a long fit runs: specialised for its (kind, n)
     if a.readme:
         print(readme(json.loads(Path(a.readme).read_text())))
         return 0

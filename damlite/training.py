@@ -19,7 +19,6 @@ no host synchronisation within the epoch).
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -204,13 +203,10 @@ def train_memories(
     # 1e-30, or the dtype's smallest normal number where 1e-30 is not representable (float16)
     floor = _step_floor(step_floor, dtype)
     fused = _fused_step(xp, memories)  # numba: the whole step in one pass, in place
-    # the CPU loss kernel: one choice for the whole fit, from its size (cpu_kernels.SPECIALISE_FROM)
-    plan = fused.planned_work(epochs * B * G * K * targets.shape[-1]) if fused else contextlib.nullcontext()
-    with plan:
-        return _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batch, rng, floor, epochs,
-                      beta_in=beta_in, beta_out=beta_out, lr_decay=lr_decay, momentum=momentum,
-                      error_exponent=error_exponent, neurons=neurons, normalize_step=normalize_step, clamp=clamp,
-                      progress=progress, callback=callback, memory_budget=memory_budget)
+    return _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batch, rng, floor, epochs,
+                  beta_in=beta_in, beta_out=beta_out, lr_decay=lr_decay, momentum=momentum,
+                  error_exponent=error_exponent, neurons=neurons, normalize_step=normalize_step, clamp=clamp,
+                  progress=progress, callback=callback, memory_budget=memory_budget)
 
 
 def _train(memories, velocity, probes, targets, interaction, xp, fused, lr, batch, rng, floor, epochs, *, beta_in,

@@ -10,11 +10,7 @@ Backends (``backend`` fixture, parametrized):
 The fast run (``python -m pytest -n 2``, the README's) and the full suite (``--full``, which CI runs):
 
 * without ``--full``, tests marked ``slow`` are deselected (unless ``-m`` chooses, or the test is
-  named on the command line), and the CPU loss kernel specialises as in any process: the tests' small
-  problems run the kernel compiled for any polynomial interaction (below damlite.kernels.cpu_kernels'
-  ``SPECIALISE_FROM``), and the specialised kernels are compiled by the tests that check them
-  (tests/test_cpu_kernels.py: to rounding the kernel for any). ``--full`` specialises every computation
-  (``SPECIALISE_FROM = 0``), so every kernel test runs on the specialised kernels too;
+  named on the command line); ``--full`` runs them too;
 * a test that skips because a module does not import fails instead, unless the module is one of
   :data:`OPTIONAL_MODULES`: ``pip install -e ".[dev]"`` installs everything else the tests import.
 """
@@ -122,16 +118,7 @@ OPTIONAL_MODULES = {"torch", "cupy", "tomllib"}
 
 def pytest_addoption(parser):
     parser.addoption("--full", action="store_true", default=False,
-                     help="damlite's full suite: the tests marked slow too, and the CPU loss kernel specialised for "
-                          "every interaction and degree from its first call, as a long fit runs (CI runs it)")
-
-
-def pytest_configure(config):
-    if not config.getoption("--full"):
-        return
-    from damlite.kernels import cpu_kernels  # noqa: PLC0415 - numba is imported on first use only
-
-    cpu_kernels.SPECIALISE_FROM = 0  # every computation runs its specialisation (the kernel tests run on them)
+                     help="damlite's full suite: the tests marked slow too (CI runs it)")
 
 
 def pytest_report_header(config):

@@ -275,7 +275,10 @@ def test_workflow_builds_strictly_and_checks_the_site():
     workflow = yaml.safe_load(text)
     assert "jupyter-book build . -W -n --keep-going" in text
     assert "_build/html/index.html" in text
-    assert "pip install -r requirements.txt" in text
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    book_command = next(line.strip() for line in readme.splitlines() if "jupyter-book build" in line
+                        and "requirements/book.txt" in line)
+    assert book_command in text, "the workflow runs the README's book command verbatim (the locked environment)"
     assert "../shared" not in text
     assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from damlite.kernels import cpu_kernels
 from damlite.interactions import make_interaction
@@ -64,7 +66,7 @@ def test_async_relaxation_reaches_the_same_states(monkeypatch, name, n, kw, zero
     np.testing.assert_array_equal(f1, f0)
 
 
-_SPECIALISED = [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
+_CASES = [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
                 ("leaky_rectified_polynomial", 5, {"epsilon": 0.01, "leak": "code"}), ("polynomial", 40, {}),
                 *[pytest.param(*case, marks=pytest.mark.slow) for case in [
                     ("polynomial", 2, {}), ("polynomial", 10, {}), ("polynomial", 33, {}), ("polynomial", 128, {}),
@@ -72,33 +74,56 @@ _SPECIALISED = [("polynomial", 3, {}), ("rectified_polynomial", 4, {}),
                     ("leaky_rectified_polynomial", 1, {"epsilon": 0.3})]]]
 
 
-def _cpu_numba_key(kind, n, special):
-    """The loss kernel (its key in damlite.kernels._cpu_numba._LOSS_GRAD) that runs (kind, n): (kind, n) specialised,
-    else (None, 5) or (None, 7), the kernel for any polynomial interaction of that exponent width."""
-    from damlite.kernels import _cpu_numba  # noqa: PLC0415
-
-    key = _cpu_numba.loss_grad_key(kind, n, special)
-    assert key == ((kind, n) if special else (None, 5 if n - 1 < 32 else 7)), key
-    return key
-
-
-def _route(monkeypatch, specialise_from):
-    """A fresh set of built loss kernels, and cpu_kernels.SPECIALISE_FROM set (0: always specialised)."""
+def _route(monkeypatch, any_kernel=False):
+    """A fresh set of built loss kernels; with ``any_kernel``, every call routed to the kernel for any interaction."""
     from damlite.kernels import _cpu_numba  # noqa: PLC0415
 
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
-    monkeypatch.setattr(cpu_kernels, "SPECIALISE_FROM", specialise_from)
     monkeypatch.setattr(_cpu_numba, "_LOSS_GRAD", {})
+    if any_kernel:
+        monkeypatch.setattr(_cpu_numba, "loss_grad_key", lambda kind, n: (None, None))
     return _cpu_numba._LOSS_GRAD
 
 
-@pytest.mark.parametrize("name, n, kw", _SPECIALISED)
+def test_the_loss_kernel_key_is_the_kind_and_the_exponents_bit_length():
+    """n = 2, 3-4, 5-8, 9-16, ..., 65-128 share a kernel per polynomial kind; the exponential and n > 128 take the
+    kernel for any interaction."""
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    for n in range(1, 129):
+        assert _cpu_numba.loss_grad_key(_cpu_numba.POLYNOMIAL, n) == (_cpu_numba.POLYNOMIAL, (n - 1).bit_length())
+    assert {_cpu_numba.loss_grad_key(_cpu_numba.RECTIFIED, n)[1] for n in (17, 20, 32)} == {5}
+    assert _cpu_numba.loss_grad_key(_cpu_numba.RECTIFIED, 33)[1] == 6
+    assert _cpu_numba.loss_grad_key(_cpu_numba.POLYNOMIAL, 129) == (None, None)
+    assert _cpu_numba.loss_grad_key(_cpu_numba.EXPONENTIAL, 1) == (None, None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n1=st.integers(0, 127), r=st.floats(-1.3, 1.3, allow_nan=False), dtype=st.sampled_from([np.float32, np.float64]))
+def test_power_by_bit_length_is_integer_power_bit_for_bit(n1, r, dtype):
+    """r**n1 by the squarings of n1's bit length (its top bit's product without a select) and by the fixed-width
+    form: bit for bit damlite.interactions.integer_power's products."""
+    from damlite.interactions import integer_power  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    x = dtype(r)
+    want = integer_power(np.asarray([x]), n1)[0]
+    L = n1.bit_length()
+    top = _cpu_numba._power_bits(x, n1, dtype(1), max(L, 1), L >= 1)
+    fixed = _cpu_numba._power_bits(x, n1, dtype(1), 7, False)
+    assert np.asarray(top, dtype).tobytes() == np.asarray(want, dtype).tobytes()  # numba returns a Python float
+    assert np.asarray(fixed, dtype).tobytes() == np.asarray(want, dtype).tobytes()
+
+
+@pytest.mark.parametrize("name, n, kw", _CASES)
 @pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow)])
-def test_specialised_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, name, n, kw, dtype):
-    """The loss kernel specialised for (kind, n) and the one for any polynomial interaction (kind and exponent
-    at run time): the same loss, gradient and finiteness to rounding (LLVM may order their sums differently), from
-    arguments that are small (flushed to zero), ordinary, saturating and overflowing; each call ran the kernel it
-    was routed to."""
+def test_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, name, n, kw, dtype):
+    """The loss kernel compiled for (kind, bit length of n - 1) and the one for any interaction (a pass per step
+    of the power): the same loss, gradient and finiteness to rounding (LLVM may order their sums differently),
+    from arguments that are small (flushed to zero), ordinary, saturating and overflowing; each call ran the
+    kernel it was routed to."""
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
     rng = np.random.default_rng(n)
     G, K, N = 4, 24, 30
     mem = (rng.uniform(-1, 1, (G, K, N)) * np.array([1e-3, 0.05, 1.0, 40.0])[:, None, None]).astype(dtype)
@@ -106,13 +131,13 @@ def test_specialised_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, nam
     F = make_interaction(name, n, **kw)
     neurons = slice(20, 30)
     b = np.array([0.5, 1.0, 0.05, 0.2], dtype=dtype)
+    kind = cpu_kernels.interaction_code(F)[0]
     runs = {}
-    for label, specialise_from in (("any", 10 ** 18), ("specialised", 0)):
-        built = _route(monkeypatch, specialise_from)
+    for label in ("bits", "any"):  # "any" patches the routing for the rest of the test
+        built = _route(monkeypatch, any_kernel=label == "any")
         runs[label] = loss_and_gradient(mem, X, X[:, neurons], F, b, b, error_exponent=3, neurons=neurons)
-        kind = cpu_kernels.interaction_code(F)[0]
-        assert set(built) == {_cpu_numba_key(kind, n, label == "specialised")}
-    (l0, g0, f0), (l1, g1, f1) = runs["any"], runs["specialised"]
+        assert set(built) == ({(None, None)} if label == "any" else {(kind, (n - 1).bit_length())}), built
+    (l0, g0, f0), (l1, g1, f1) = runs["any"], runs["bits"]
     np.testing.assert_array_equal(f1, f0)
     assert f0.any(), "every network overflowed: the comparison saw no finite value"
     rtol = 1e-11 if dtype == np.float64 else 2e-3
@@ -121,25 +146,21 @@ def test_specialised_loss_kernels_agree_with_the_kernel_for_any(monkeypatch, nam
         np.testing.assert_allclose(g1[g], g0[g], rtol=rtol, atol=rtol * np.abs(g0[g]).max())
 
 
-def test_a_fit_chooses_its_loss_kernel_once_from_its_size(monkeypatch):
-    """A fit whose work (epochs x rows x networks x memories x evaluated neurons) reaches SPECIALISE_FROM runs the
-    specialised kernel in every call, one below it the kernel for any interaction in every call (its minibatches'
-    own sizes do not matter); the same fit gives the same bits after either."""
+def test_a_fits_bits_depend_on_the_fit_alone(monkeypatch):
+    """A short fit, a long one and a lone call of an interaction all run its one kernel, and the same fit gives the
+    same bits whatever ran before it in the process."""
     mem, X = _problem(G=1, K=9, N=14, B=40)
     F = make_interaction("polynomial", 3)
     kw = dict(beta_in=0.1, learning_rate=0.05, momentum=0.5, batch_size=10, random_state=0)
-    work = 4 * 40 * 1 * 9 * 14  # 4 epochs
-    fits = {}
-    for label, specialise_from in (("short", work + 1), ("long", work)):
-        built = _route(monkeypatch, specialise_from)
-        fits[label] = train_memories(mem, X, X, F, epochs=4, **kw)
-        assert set(built) == {_cpu_numba_key(cpu_kernels.interaction_code(F)[0], 3, label == "long")}, label
-        again = train_memories(mem, X, X, F, epochs=4, **kw)
-        np.testing.assert_array_equal(again.memories, fits[label].memories)
-    np.testing.assert_allclose(fits["long"].memories, fits["short"].memories, rtol=1e-9, atol=1e-12)
-    built = _route(monkeypatch, work)
-    loss_and_gradient(mem, X, X, F, 0.1, 0.1)  # alone, one call: its own 40 x 9 x 14 units, below
-    assert set(built) == {_cpu_numba_key(cpu_kernels.interaction_code(F)[0], 3, False)}
+    kind = cpu_kernels.interaction_code(F)[0]
+    built = _route(monkeypatch)
+    first = train_memories(mem, X, X, F, epochs=4, **kw)
+    train_memories(mem, X, X, make_interaction("polynomial", 20), epochs=1, **kw)  # another kernel in between
+    train_memories(mem, X, X, F, epochs=40, **kw)
+    loss_and_gradient(mem, X, X, F, 0.1, 0.1)
+    again = train_memories(mem, X, X, F, epochs=4, **kw)
+    np.testing.assert_array_equal(again.memories, first.memories)
+    assert set(built) == {(kind, 2), (kind, 5)}
 
 
 def test_exact_ties_follow_the_zero_sign_convention(monkeypatch):

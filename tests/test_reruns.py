@@ -104,25 +104,6 @@ def test_step_floor_must_be_normal_in_float32():
         _tiny_fit(1e-60, dtype=np.float32)
 
 
-# ---------------------------------------------------------------------------- the kernel override
-@pytest.mark.parametrize(("value", "expected"), [("always", True), ("never", False), ("", None), ("auto", None)])
-def test_specialise_override(monkeypatch, value, expected):
-    from damlite.kernels import cpu_kernels
-
-    monkeypatch.setenv("DAMLITE_SPECIALISE", value)
-    assert cpu_kernels._forced_specialisation() is expected
-    if expected is not None:
-        assert cpu_kernels.specialised(0) is expected and cpu_kernels.specialised(10**15) is expected
-
-
-def test_specialise_override_refuses_other_values(monkeypatch):
-    from damlite.kernels import cpu_kernels
-
-    monkeypatch.setenv("DAMLITE_SPECIALISE", "sometimes")
-    with pytest.raises(ValueError, match="DAMLITE_SPECIALISE"):
-        cpu_kernels.specialised(0)
-
-
 def test_json_rows_are_plain():
     d = [[[0.0, 1.0], [3.0, 4.0]], [[0.0, 1.2], [3.0, 4.0]]]
     json.dumps(reruns.compare_blocks(_line(d), _line(d, backend="cupy")))

@@ -315,3 +315,29 @@ def test_the_first_compilation_in_a_cache_says_so_once(tmp_path):
     assert again.returncode == 0 and again.stderr == "", again.stderr
     quiet = _python(_COMPILE, NUMBA_CACHE_DIR=str(tmp_path / "b"), DAMLITE_QUIET="1")
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+_COMPILE_F32 = """
+import numpy as np, damlite
+patterns = np.where(np.random.default_rng(0).random((4, 16)) < 0.5, -1.0, 1.0)
+damlite.DenseAssociativeMemory(4, n=2, epochs=1, dtype="{dtype}", random_state=0).fit(patterns).relax(patterns)
+"""
+
+
+@pytest.mark.slow
+def test_the_first_float32_compilation_says_so_where_the_cache_holds_only_float64(tmp_path):
+    """A cache that holds the float64 kernels: a float32 fit compiles its own (many seconds) and says so in one
+    line naming float32; the same again: nothing; another float64 fit: nothing."""
+    cache = str(tmp_path / "c")
+    first = _python(_COMPILE_F32.format(dtype="float64"), NUMBA_CACHE_DIR=cache)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert [ln for ln in first.stderr.splitlines() if ln.startswith("damlite: compiling the CPU kernels with")]
+    f32 = _python(_COMPILE_F32.format(dtype="float32"), NUMBA_CACHE_DIR=cache)
+    assert f32.returncode == 0, f32.stderr[-2000:]
+    lines = [ln for ln in f32.stderr.splitlines() if ln.startswith("damlite: compiling")]
+    assert len(lines) == 1, f32.stderr
+    assert lines[0].startswith("damlite: compiling the CPU kernels for float32 with numba, once (~15-30 s); cached in "
+                               + cache), f32.stderr
+    for dtype in ("float32", "float64"):
+        again = _python(_COMPILE_F32.format(dtype=dtype), NUMBA_CACHE_DIR=cache)
+        assert again.returncode == 0 and "damlite: compiling" not in again.stderr, again.stderr

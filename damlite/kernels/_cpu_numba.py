@@ -75,43 +75,69 @@ def _quiet() -> bool:
         return False
 
 
-def _cached_kernels(where) -> bool:
+def _cached_kernels(where, dtype=None) -> bool:
     """True where the cache directory ``where`` holds an index of this module's kernels written after this
-    file last changed (numba's cache keys each index by the source file's time stamp and size)."""
+    file last changed (numba's cache keys each index by the source file's time stamp and size); with ``dtype``
+    (a name, "float32"), one that holds a kernel taking arrays of that dtype (the index's pickled signatures,
+    read as numba reads them: a version, then the time stamp and the overloads)."""
     try:
         source = os.stat(__file__).st_mtime
         with os.scandir(where) as entries:
-            return any(e.name.startswith(__name__.rsplit(".", 1)[1] + ".") and e.name.endswith(".nbi")
-                       and e.stat().st_mtime >= source for e in entries)
+            fresh = [e.path for e in entries if e.name.startswith(__name__.rsplit(".", 1)[1] + ".")
+                     and e.name.endswith(".nbi") and e.stat().st_mtime >= source]
     except OSError:  # no such directory yet: nothing cached
         return False
+    if dtype is None or not fresh:
+        return bool(fresh)
+    import pickle  # noqa: PLC0415 - numba's own cache index format
+
+    for path in fresh:
+        try:
+            with open(path, "rb") as f:
+                pickle.load(f)  # numba's version
+                _, overloads = pickle.loads(f.read())
+        except Exception:  # noqa: BLE001 - an index numba would not read either: not counted
+            continue
+        if any(f"array({dtype}," in str(key[0] if isinstance(key, tuple) else key) for key in overloads):
+            return True
+    return False
 
 
 class _FirstCompile(numba.core.event.Listener):
-    """One line on stderr, once per process, when numba starts compiling these kernels into a cache that holds
-    none of them (the first run, or the first after damlite changed), or into none (no writable cache).
+    """One line on stderr, at most once per process, when numba starts compiling these kernels for a dtype
+    (float64, float32) into a cache that holds none of them for it (the first run, the first float32 fit, or
+    the first after damlite changed), or into none (no writable cache).
 
     numba announces a ``numba:compile`` event only where it compiles, not where it loads a kernel from its
-    on-disk cache. A cache that already holds some kernels compiles the others (another interaction or
-    dtype, a few seconds each) without a word. Silent with ``DAMLITE_QUIET``.
+    on-disk cache. A cache that already holds kernels of that dtype compiles the others (another interaction
+    or bit length of n - 1, a few seconds each) without a word. Silent with ``DAMLITE_QUIET``.
     """
 
     def __init__(self):
-        self.done = False
+        self.seen = set()  # the dtypes (None: no float array) whose kernels were looked up in this process
+        self.said = False  # one line per process at most
         self.lock = threading.Lock()
 
     def on_start(self, event):
-        dispatcher = event.data.get("dispatcher") if isinstance(event.data, dict) else None
-        if self.done or getattr(getattr(dispatcher, "py_func", None), "__module__", None) != __name__:
+        data = event.data if isinstance(event.data, dict) else {}
+        dispatcher = data.get("dispatcher")
+        if getattr(getattr(dispatcher, "py_func", None), "__module__", None) != __name__:
             return
-        with self.lock:
-            if self.done:
-                return
-            self.done = True
+        dtype = next((str(a.dtype) for a in data.get("args") or ()
+                      if isinstance(a, numba.types.Array) and isinstance(a.dtype, numba.types.Float)), None)
         where = getattr(getattr(dispatcher, "_cache", None), "cache_path", None)
-        if _quiet() or (where and _cached_kernels(where)):
-            return
-        print("damlite: compiling the CPU kernels with numba" + (
+        with self.lock:
+            if self.said or dtype in self.seen:
+                return
+            self.seen.add(dtype)
+            if _quiet():
+                return
+            anything = bool(where) and _cached_kernels(where)
+            if anything and (dtype is None or _cached_kernels(where, dtype)):
+                return
+            self.said = True
+        what = f"the CPU kernels for {dtype}" if anything else "the CPU kernels"
+        print(f"damlite: compiling {what} with numba" + (
             f", once (~15-30 s); cached in {where}" if where else
             " (~15-30 s); no writable cache directory, so every process compiles them (set NUMBA_CACHE_DIR)"),
             file=sys.stderr, flush=True)
@@ -322,19 +348,26 @@ def _sum_diff(a, b, acc, zero):
 
 
 @njit(inline="always")
-def _power_bits(r, n1, one, NB):
+def _power_bits(r, n1, one, NB, top=False):
     """r**n1 for 0 <= n1 < 2**NB by repeated squaring, branch-free: the same products in the
-    same order as damlite.interactions.integer_power (unused steps multiply by 1, exactly)."""
+    same order as damlite.interactions.integer_power (unused steps multiply by 1, exactly).
+
+    ``top`` (a constant at each call site): n1's highest set bit is bit NB - 1, so every squaring is
+    used and the last product needs no select."""
     low = one * (r if n1 & 1 else one)
     p = r
     for j in range(1, NB):  # NB is a constant at each call site: unrolled, vectorisable
-        p = p * (p if (n1 >> j) else one)
-        low = low * (p if (n1 >> j) & 1 else one)
+        if top:
+            p = p * p
+            low = low * (p if (j == NB - 1 or (n1 >> j) & 1) else one)
+        else:
+            p = p * (p if (n1 >> j) else one)
+            low = low * (p if (n1 >> j) & 1 else one)
     return low
 
 
 @njit(inline="always")
-def _f_df(o, kind, n1, nf, slope, zero, one, flush, NB, rect=False):
+def _f_df(o, kind, n1, nf, slope, zero, one, flush, NB, rect=False, top=False):
     """F(o), F'(o) of the polynomial kinds, branch-free in the kind (selects): the base r = max(o, 0)
     (rectified, leaky; NaN stays NaN) or o, 0 where r**(n-1) would be below the dtype's smallest
     normal number (|o| < ``flush``); r**(n-1) by :func:`_power_bits`; the leaky kinds slope * o below 0.
@@ -346,17 +379,18 @@ def _f_df(o, kind, n1, nf, slope, zero, one, flush, NB, rect=False):
     """
     if rect:
         r = zero if o < flush else o
-        low = _power_bits(r, n1, one, NB)
+        low = _power_bits(r, n1, one, NB, top)
         return low * r, nf * low
     r = zero if ((kind != POLYNOMIAL and o <= zero) or abs(o) < flush) else o
-    low = _power_bits(r, n1, one, NB)
+    low = _power_bits(r, n1, one, NB, top)
     below = kind == LEAKY and o < zero
     f = slope * o if below else low * r
     return f, (slope if below else (zero if (kind == RECTIFIED and o <= zero) else nf * low))
 
 
 @njit(inline="always")
-def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB, fused, rect=False):
+def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB, fused, rect=False,
+             top=False):
     """One vectorised pass over the K memories for one neuron's flipped sign (see :func:`_flip`).
 
     Straight-line code (:func:`_f_df`), ``NB`` and ``fused`` constants at each call site.
@@ -366,7 +400,7 @@ def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, on
     s = zero
     for k in range(drow.shape[0]):
         o_raw = drow[k] - wi[k] * x
-        f, dfo[k] = _f_df(scale * o_raw, kind, n1, nf, slope, zero, one, flush, NB, rect)
+        f, dfo[k] = _f_df(scale * o_raw, kind, n1, nf, slope, zero, one, flush, NB, rect, top)
         if fused:
             s += fu[k] - f
         else:
@@ -417,30 +451,29 @@ def _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, 
 
 
 @njit(inline="always")
-def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect=False):
+def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect=False, top=False):
     """fu = F(scale d), dfu = F'(scale d) over the K memories (the neuron's own sign), one vectorised pass.
 
     The same operations as :func:`_pass_nb` with w x = 0 (d - 0 is d exactly), so the
     values are those of the flipped passes' formula.
     """
     for k in range(drow.shape[0]):
-        fu[k], dfu[k] = _f_df(scale * drow[k], kind, n1, nf, slope, zero, one, flush, NB, rect)
+        fu[k], dfu[k] = _f_df(scale * drow[k], kind, n1, nf, slope, zero, one, flush, NB, rect, top)
 
 
 @njit(inline="always")
 def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slope, zero, one, flush, oth, fo, NB,
-                   rect):
+                   rect, top=False):
     """One row's F(u), F'(u) and, for each evaluated neuron i, sum_k [F(u_k) - F(u'_k)] in ``accs[i]``
     with F'(u'_i) in ``dfo[i]``: the own pass and the M flipped passes, exponent width ``NB``.
 
-    Called with the interaction's kind, ``n1`` and ``NB`` constants (:func:`_loss_grad_kernel`), so
-    that each pass is straight-line vector code writing to its own row of ``dfo``; the kernel for any
-    polynomial interaction calls it with the kind and ``n1`` run-time values (the selects on them stay in
-    the loop: 1.6-1.9x the time, bench/HISTORY.md 2026-11-29); ``rect`` as in :func:`_f_df`."""
-    _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect)
+    Called with the interaction's kind and ``NB`` constants, ``top`` True (:func:`_loss_grad_kernel`: n1 has
+    exactly NB bits), so that each pass is straight-line vector code writing to its own row of ``dfo``, only
+    the lower bits of ``n1`` selected at run time; ``rect`` as in :func:`_f_df`."""
+    _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect, top)
     for i in range(wg.shape[0]):
         accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one, flush,
-                           NB, True, rect)
+                           NB, True, rect, top)
 
 
 @njit(inline="always")
@@ -573,15 +606,15 @@ def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, tw
     return total
 
 
-def _loss_grad_kernel(KIND, N):
-    """The loss kernel for one interaction: for the polynomial kinds with n <= 128, compiled with the
-    kind and the exponent as constants (:func:`_row_passes_nb`: the squarings of x**(n-1)
-    unrolled, no select on the exponent's bits); with KIND None and N the exponent's width (5 or 7
-    squarings), the same passes for any polynomial kind and n below 2**N, the kind and the exponent's
-    bits run-time values (selects in the loop, one compile per width and dtype; measured 1.6-1.9x the
-    specialised kernel's time, where the pass-per-step kernel took 3.4-4.0x); otherwise (both None) for any
-    kind and n (:func:`_row_passes_any`: the exponential and n > 128). Each is compiled on first use and
-    cached on disk where possible (numba keys a closure's cache entry by the values it captures).
+def _loss_grad_kernel(KIND, L):
+    """The loss kernel for the polynomial kind ``KIND`` with an exponent n whose n - 1 has ``L`` bits (n <= 128):
+    :func:`_row_passes_nb` with the kind and the bit length constants, so each pass is straight-line vector code
+    with the L - 1 squarings of x**(n-1) unrolled and only the lower bits' products selected at run time
+    (``top``); one compile per (kind, bit length, dtype), ~2.5 s, cached on disk (numba keys a closure's
+    cache entry by the values it captures). n = 2, 3-4, 5-8, 9-16, 17-32, 33-64, 65-128 share a kernel,
+    and every n runs it, whatever the computation's size, so a fit's bits depend on the fit alone. With
+    ``KIND`` None: the kernel for any kind and n (:func:`_row_passes_any`: the exponential and n > 128).
+    Measured against kernels compiled per n (bench/HISTORY.md, 2026-11-29 later entry): within the noise.
 
     The kernel runs the (network, chunk of rows) jobs ``j_lo`` to ``j_hi`` (job g n_chunks + c), releasing
     the GIL: :func:`damlite.kernels.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
@@ -589,12 +622,11 @@ def _loss_grad_kernel(KIND, N):
     vector lanes, in an order fixed by the compiled code, not by the thread count. Each
     work array is its own allocation (no aliasing for the vectoriser to guard against).
     """
-    SPECIAL = KIND is not None
-    WIDTH = KIND is None and N is not None  # the passes of _row_passes_nb, kind and n at run time
-    KIND_ = RECTIFIED if KIND is None else KIND
-    N1 = 1 if N is None or WIDTH else N - 1
-    NB = N if WIDTH else (5 if N1 < 32 else 7)
-    RECT = SPECIAL and KIND_ == RECTIFIED and N1 >= 1  # the shorter rectified F, F' (see _f_df)
+    ANY = KIND is None
+    KIND_ = RECTIFIED if ANY else KIND
+    TOP = not ANY and L >= 1  # n >= 2: bit L - 1 of n - 1 is set
+    NB = L if TOP else 1
+    RECT = TOP and KIND_ == RECTIFIED  # the shorter rectified F, F' (see _f_df)
 
     @njit(nogil=True, fastmath={"reassoc"})
     def kernel(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
@@ -618,12 +650,9 @@ def _loss_grad_kernel(KIND, N):
             for b in range(c * chunk, min(B, (c + 1) * chunk)):
                 row = g * d_g + b * d_b
                 rx = g * x_g + b * x_b
-                if SPECIAL:
-                    _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, KIND_, N1, nf, slope, zero, one,
-                                   flush, oth, fo, NB, RECT)
-                elif WIDTH:
-                    _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n - 1, nf, slope, zero, one,
-                                   flush, oth, fo, NB, False)
+                if not ANY:
+                    _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, KIND_, n - 1, nf, slope, zero, one,
+                                   flush, oth, fo, NB, RECT, TOP)
                 else:
                     _row_passes_any(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one,
                                     flush, scratch, oth, fo, zeros)
@@ -642,28 +671,24 @@ def _loss_grad_kernel(KIND, N):
 _LOSS_GRAD = {}
 
 
-def loss_grad_key(kind, n, special):
-    """The key of :data:`_LOSS_GRAD` (the arguments of :func:`_loss_grad_kernel`) that runs (kind, n): (kind, n)
-    where ``special``, (None, 5) or (None, 7) (the exponent's width) for the other polynomial kinds with n <= 128,
-    (None, None) for the rest."""
+def loss_grad_key(kind, n):
+    """The key of :data:`_LOSS_GRAD` (the arguments of :func:`_loss_grad_kernel`) that runs (kind, n): (kind, bit
+    length of n - 1) for the polynomial kinds with n <= 128, (None, None) for the rest."""
     if kind == EXPONENTIAL or n - 1 >= 128:
         return None, None
-    if special:
-        return kind, n
-    return None, (5 if n - 1 < 32 else 7)
+    return kind, (n - 1).bit_length()
 
 
 def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk,
-              loss_part, r, grad_part, j_lo, j_hi, special):
+              loss_part, r, grad_part, j_lo, j_hi):
     """Loss per (network, chunk of rows), r = sum_i g_i P_i per row, and each chunk's gradient columns,
     for the jobs (network g, chunk c) numbered g n_chunks + c from ``j_lo`` to ``j_hi``.
 
     Row (g, b) of ``d``/``r`` is g*d_g + b*d_b, of ``xs``/``targets`` g*x_g + b*x_b
-    (a shared minibatch has x_g = 0). Runs the kernel of :func:`_loss_grad_kernel` for
-    (kind, n) where ``special`` (:func:`damlite.kernels.cpu_kernels.specialised`), else the one
-    for the exponent's width, or for any interaction (the exponential, n > 128); each built once per process.
+    (a shared minibatch has x_g = 0). Runs the kernel of :func:`_loss_grad_kernel` for (kind, bit length of
+    n - 1), or the one for any interaction (the exponential, n > 128); each built once per process.
     """
-    key = loss_grad_key(kind, n, special)
+    key = loss_grad_key(kind, n)
     kernel = _LOSS_GRAD.get(key)
     if kernel is None:
         kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)

@@ -105,9 +105,6 @@ class CpuFit:
         # epochs on the shared 2-core machine once the products pass OpenBLAS's threading size, its idle threads
         # spinning on the cores), and a thread count of 1 holds for the products too
         self.blas_one = cpu_kernels.blas_threads() > 1
-        # the loss kernel specialised for (kind, n) in a fit whose work pays for its compile (set by the fit:
-        # cpu_kernels.planned_work; else this minibatch's size decides)
-        self.special = cpu_kernels.specialised(self.batch * G * K * M)
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
@@ -225,7 +222,7 @@ class CpuFit:
             jobs = (lo * rows["n_chunks"], hi * rows["n_chunks"])
         cpu_kernels.kernel("loss_grad")(rows["d_rows"], 1, G, self.w, rows["xs"], 0, 1, rows["tb"], self.b_in,
                                         self.b_out, self.loss_consts, kind, n, self.two_m, True, rows["chunk"],
-                                        rows["loss_part"], rows["r_rows"], rows["grad_part"], *jobs, self.special)
+                                        rows["loss_part"], rows["r_rows"], rows["grad_part"], *jobs)
 
     def _back(self, rows, t):
         """Thread ``t``'s columns of the second product and of the completed, checked gradient."""

@@ -48,12 +48,11 @@ importing it or compiling or caching a kernel sends the computation to the NumPy
 with one :class:`CpuKernelsWarning` per process saying why and how to silence it. Kernels are
 compiled lazily (on first call, per dtype) and cached on disk only where numba finds a
 writable cache directory (a cache that cannot be read or written compiles in memory, with one
-warning). The loss kernel comes in two forms: one for any polynomial interaction (the kind and the
-exponent's bits run-time values; compiled once per dtype and exponent width; the exponential and n > 128
-take a kernel for any interaction), and one specialised for an interaction and degree (compiled per
-degree, ~2.5 s each, once per machine: numba caches it on disk; 1.6-1.9x faster); a computation runs the
-specialised one where its size pays for a tenth of the compile (:data:`SPECIALISE_FROM`: Krotov's MNIST fit
-from 3 epochs, not a demonstration or a test).
+warning). The loss kernel for a polynomial interaction with n <= 128 is compiled per kind and bit length of
+n - 1 (n = 2, 3-4, 5-8, 9-16, 17-32, 33-64, 65-128 share one; ~2.5 s each, once per machine: numba caches
+it on disk), its passes straight-line vector code with the squarings unrolled; the exponential and n > 128
+take a kernel for any interaction. Every computation of an interaction runs the same kernel, whatever its
+size: its bits depend on it alone.
 
 Threads and determinism
 -----------------------
@@ -104,7 +103,6 @@ from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 
 __all__ = [
     "ALLOWED",
-    "SPECIALISE_FROM",
     "CpuKernelsWarning",
     "MIN_WORK",
     "PALETTE_SIZE",
@@ -121,11 +119,9 @@ __all__ = [
     "one_blas_thread",
     "optimizer_step",
     "palette",
-    "planned_work",
     "relax_async_bipolar",
     "run_parts",
     "set_num_threads",
-    "specialised",
     "spans",
     "threads_for",
 ]
@@ -426,58 +422,6 @@ def run_parts(name, parts, args):
 MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 600_000, "relax": 20_000}
 
 
-#: The least work from which a computation runs the loss kernel specialised for its (interaction, n) (the
-#: exponent's squarings unrolled, compiled per (kind, n) and dtype) instead of the one for any polynomial
-#: interaction (the kind and the exponent's bits run-time values, compiled once per dtype and exponent width).
-#: Work: a fit's epochs x rows x networks x memories x evaluated neurons (:func:`planned_work`), else one call's
-#: rows x networks x memories x evaluated neurons. Measured on this project's 2-core machine, one thread, in one
-#: run (bench/HISTORY.md, 2026-11-29, process CPU time): the kernel for any polynomial interaction takes 1.6-1.9x
-#: the specialised one's time (the pass-per-step kernel it replaced: 3.4-4.0x), losing 1.5e-9 s per unit of work
-#: (float64 and float32, K = 100, 10 evaluated neurons); a specialisation costs 2.2-2.5 s to compile, but once per
-#: machine (numba's on-disk cache), not per fit, so the threshold counts a tenth of it against a computation: it
-#: specialises where the other kernel would lose a quarter of a second, from 1.6e8 units (Krotov's MNIST fit from
-#: 3 epochs; the tests' small problems and short fits never wait for a compile per degree). The two kernels' sums
-#: run in vector lanes in orders LLVM chooses per kernel (they differ in the last bits; a fixed order would cost
-#: 2.3x, bench/HISTORY.md), so the choice is made once per computation from its size alone: the same fit gives
-#: the same bits in any process, whatever ran before and whatever the cache holds.
-#: 0: always specialised (``DAMLITE_SPECIALISE=always|never`` overrides the rule, for rounding-level reruns).
-SPECIALISE_FROM = 160_000_000
-
-_planned = threading.local()
-
-
-@contextlib.contextmanager
-def planned_work(work):
-    """Within: the loss kernel calls this thread makes belong to one computation of ``work`` units (a fit; see
-    :data:`SPECIALISE_FROM`), so all of them run the same kernel."""
-    before = getattr(_planned, "work", None)
-    _planned.work = work
-    try:
-        yield
-    finally:
-        _planned.work = before
-
-
-def specialised(work):
-    """True where a loss kernel call of ``work`` units runs the kernel specialised for its (interaction, n): the
-    enclosing :func:`planned_work`'s work, else ``work``, reaches :data:`SPECIALISE_FROM`."""
-    forced = _forced_specialisation()
-    if forced is not None:
-        return forced
-    planned = getattr(_planned, "work", None)
-    return (work if planned is None else planned) >= SPECIALISE_FROM
-
-
-def _forced_specialisation():
-    """``DAMLITE_SPECIALISE``: "always" or "never" overrides the size rule (rounding-level reruns compare the
-    two kernels); unset or "auto": None."""
-    raw = os.environ.get("DAMLITE_SPECIALISE", "")
-    value = raw.strip().lower()
-    if value not in ("", "auto", "always", "never"):
-        raise ValueError(f"DAMLITE_SPECIALISE must be always, never or auto (or unset), got {raw!r}")
-    return {"always": True, "never": False}.get(value)
-
-
 def threads_for(work, jobs, kind="loss"):
     """How many threads a call of ``work`` operations in ``jobs`` independent parts takes (``kind``: a key of
     :data:`MIN_WORK`)."""
@@ -722,10 +666,8 @@ def _loss_and_gradient(memories, probes, targets, cols, b_in, b_out, code, two_m
     b_in, b_out = np.ascontiguousarray(b_in, dtype=dtype), np.ascontiguousarray(b_out, dtype=dtype)
     parts = threads_for(B * G * K * (N + M), G * n_chunks)
     cut = spans(G * n_chunks, parts)
-    special = specialised(B * G * K * M)
     ok = run_parts("loss_grad", parts, lambda t: (d, d_g, d_b, w, xs, x_g, x_b, ts, b_in, b_out, consts, kind, n, two_m,
-                                                  bool(gradient), chunk, loss_part, r, grad_part, cut[t], cut[t + 1],
-                                                  special))
+                                                  bool(gradient), chunk, loss_part, r, grad_part, cut[t], cut[t + 1]))
     if ok is None:
         return None
     loss = loss_part[:, 0].copy() if n_chunks == 1 else np.sum(loss_part, axis=1)  # chunks in order

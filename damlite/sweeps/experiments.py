@@ -221,9 +221,7 @@ def _cpu_kernels(backend_name):
 
     if not cpu_kernels.available():
         return "numpy"
-    forced = os.environ.get("DAMLITE_SPECIALISE", "").strip().lower()
-    extra = f", specialise {forced}" if forced in ("always", "never") else ""
-    return f"numba {cpu_kernels.numba.__version__}, {cpu_kernels.num_threads()} threads{extra}"
+    return f"numba {cpu_kernels.numba.__version__}, {cpu_kernels.num_threads()} threads"
 
 
 def _gpu_kernels(backend_name):
