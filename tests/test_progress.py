@@ -97,6 +97,7 @@ class _Kernel:
 def test_the_rule_reads_the_running_cells_request(monkeypatch, capsys, allow_stdin):
     """Without a real kernel: the cell's ``allow_stdin`` decides (no bar for unattended runs)."""
     import IPython
+    import tqdm.notebook  # noqa: F401 - loaded before the stubs below (ipywidgets asks the kernel at import)
 
     import damlite.training as training
 

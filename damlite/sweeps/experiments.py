@@ -457,7 +457,7 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
     import numbers  # noqa: PLC0415
     import warnings  # noqa: PLC0415
 
-    from tqdm.auto import tqdm  # noqa: PLC0415
+    from ..training import progress_bar  # noqa: PLC0415
 
     name = profile_name(profile)
     spec = get_task(task)
@@ -505,10 +505,12 @@ def run_sweep(task="autoassociative", profile=None, *, blocks=None, out_dir="res
         if max_blocks is not None:
             todo = todo[: int(max_blocks)]
         total = sum(b.n_networks for b in blocks)
-        text_bar = tqdm.__module__ != "tqdm.notebook"  # a notebook's bar is a widget
-        bar = tqdm(total=total, initial=total - sum(b.n_networks for b in blocks if b.key not in done),
-                   unit="cell", desc=f"{task}-{name}", disable=not progress or (text_bar and sys.stderr is None),
-                   smoothing=0.0, **({"file": _SafeStream(sys.stderr)} if text_bar else {}))
+        # the one rule for bars (damlite.training.progress_bar): a widget for a person at a notebook, none in a
+        # notebook executed unattended, else a text bar (on stderr, which may go away: _SafeStream)
+        bar = progress_bar(progress=progress, total=total,
+                           initial=total - sum(b.n_networks for b in blocks if b.key not in done), unit="cell",
+                           desc=f"{task}-{name}", smoothing=0.0,
+                           **({"file": _SafeStream(sys.stderr)} if sys.stderr is not None else {}))
         run = _Run(out, task, name, blocks, say, bar, signals, metric=metric, keys=keys)
         try:
             run.all(todo, spec, executor=executor, workers=workers, backend=backend, memory_budget=memory_budget,
