@@ -77,6 +77,17 @@ def test_the_theme_mode_is_set():
     assert config["sphinx"]["config"]["html_context"]["default_mode"] in {"auto", "light", "dark"}
 
 
+@pytest.mark.skipif(not (HTML / "index.html").is_file(), reason="no built book in _build/html")
+def test_every_built_page_names_its_theme_mode():
+    """pydata-sphinx-theme reads the mode from <html data-theme=...>; without it the console logs
+    "Got invalid theme mode: . Resetting to auto." on every page."""
+    pages = sorted(HTML.glob("book/*.html"))
+    assert pages, "no built pages"
+    for page in [HTML / "index.html", *pages]:
+        tag = re.search(r"<html[^>]*>", page.read_text(encoding="utf-8")).group(0)
+        assert re.search(r'data-theme="(auto|light|dark)"', tag), f"{page.name}: {tag}"
+
+
 MEASURE = """<!doctype html><html><body><pre id="result"></pre><script>
 const pages = %s, out = {figures: [], code: []};
 async function run() {
