@@ -4,8 +4,12 @@ The batched versions behind the sweeps (G networks at once, labels 0..C-1, from 
 matrices: :func:`damlite.classification.macro_f1_from_confusion`) live in
 :mod:`damlite.classification`; these take any labels, one network's predictions.
 
-.. math:: F_1^{(c)} = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c}, \qquad
-          \text{macro-}F_1 = \frac{1}{C}\sum_c F_1^{(c)}
+.. math::
+
+    \begin{aligned}
+    F_1^{(c)} &= \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c},\\
+    \text{macro-}F_1 &= \frac{1}{C}\sum_c F_1^{(c)}
+    \end{aligned}
 """
 from __future__ import annotations
 

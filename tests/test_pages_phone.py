@@ -68,6 +68,12 @@ def test_the_stylesheet_keeps_figures_legible_and_wraps_code():
     assert zoom and float(zoom.group(1)) >= MIN_SCALE, f"figures shown at {MIN_SCALE:.2f} of their size or more"
     box = re.search(r"div\.cell_output:has\(img[^{]*\{([^}]*)\}", narrow)
     assert box and "overflow-x: auto" in box.group(1), "a figure scrolls inside its own box, not the page"
+    frame = re.search(r"img\.dlx-frame\s*\{([^}]*)\}", narrow)
+    assert frame and "max-width: none" in frame.group(1), "an explorer's frame keeps its size too"
+    zoom = re.search(r"zoom:\s*([0-9.]+)", frame.group(1))
+    assert zoom and float(zoom.group(1)) >= MIN_SCALE, f"explorer frames at {MIN_SCALE:.2f} of their size or more"
+    box = re.search(r"div\.dlx-frame-box\s*\{([^}]*)\}", narrow)
+    assert box and "overflow-x: auto" in box.group(1), "an explorer's frame scrolls in its own box"
     code = re.search(r"div\.cell_input[^{]*pre\s*\{([^}]*)\}", narrow)
     assert code and "pre-wrap" in code.group(1), "code cells wrap on a phone"
 
@@ -75,6 +81,17 @@ def test_the_stylesheet_keeps_figures_legible_and_wraps_code():
 def test_the_theme_mode_is_set():
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert config["sphinx"]["config"]["html_context"]["default_mode"] in {"auto", "light", "dark"}
+
+
+@pytest.mark.skipif(not (HTML / "index.html").is_file(), reason="no built book in _build/html")
+def test_every_built_page_names_its_theme_mode():
+    """pydata-sphinx-theme reads the mode from <html data-theme=...>; without it the console logs
+    "Got invalid theme mode: . Resetting to auto." on every page."""
+    pages = sorted(HTML.glob("book/*.html"))  # (index.html only redirects to the first chapter)
+    assert pages, "no built pages"
+    for page in [*pages, HTML / "genindex.html", HTML / "search.html"]:
+        tag = re.search(r"<html[^>]*>", page.read_text(encoding="utf-8")).group(0)
+        assert re.search(r'data-theme="(auto|light|dark)"', tag), f"{page.name}: {tag}"
 
 
 MEASURE = """<!doctype html><html><body><pre id="result"></pre><script>
@@ -86,7 +103,8 @@ async function run() {
     await new Promise(r => f.addEventListener('load', r));
     const doc = f.contentDocument;
     for (const i of doc.querySelectorAll('article.bd-article img')) {
-      const written = parseFloat((i.getAttribute('style') || '').match(/width:\\s*([0-9.]+)px/)?.[1]);
+      const written = parseFloat((i.getAttribute('style') || '').match(/width:\\s*([0-9.]+)px/)?.[1])
+                      || parseFloat(i.getAttribute('width'));  // an explorer's frame: width="720"
       if (written && i.getBoundingClientRect().width > 0)  // a figure behind a closed toggle is not shown
         out.figures.push([p, (i.alt || '').slice(0, 50), i.getBoundingClientRect().width / written]);
     }

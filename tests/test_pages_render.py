@@ -181,6 +181,42 @@ def test_no_page_is_wider_than_a_phone():
     assert not wide, f"pages wider than {WIDTH} px (the page scrolls sideways): {wide}"
 
 
+EQUATIONS = """<!doctype html><html><body><pre id="result"></pre><script>
+const pages = %s, out = {typeset: 0, wide: []};
+async function run() {
+  for (const p of pages) {
+    const f = document.createElement('iframe');
+    f.width = '%d'; f.height = '800'; f.src = p; document.body.appendChild(f);
+    await new Promise(r => f.addEventListener('load', r));
+    for (let i = 0; i < 300 && f.contentWindow.__width === undefined; i++)
+      await new Promise(r => setTimeout(r, 100));
+    for (const m of f.contentDocument.querySelectorAll('mjx-container[display="true"]')) {
+      out.typeset += 1;
+      if (m.offsetParent !== null && m.scrollWidth > m.clientWidth + 1)
+        out.wide.push([p, m.scrollWidth, m.clientWidth, m.textContent.slice(0, 40)]);
+    }
+    f.remove();
+  }
+  document.getElementById('result').textContent = JSON.stringify(out);
+}
+run();
+</script></body></html>"""
+
+
+@pytest.mark.skipif(not (HTML / "index.html").is_file(), reason="no built book in _build/html")
+@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium")
+@pytest.mark.skipif(not os.environ.get("DAMLITE_MATHJAX_DIR"), reason="no local MathJax (DAMLITE_MATHJAX_DIR)")
+def test_no_chapter_equation_scrolls_on_a_phone():
+    """At 400 px every display equation of the chapters fits its column (split into aligned lines
+    where it would not), rather than scrolling sideways in its own box."""
+    pages = ["/" + p.relative_to(HTML).as_posix() for p in sorted(HTML.glob("book/0*.html"))]
+    pages += ["/book/quickstart.html"]
+    got = run_harness(EQUATIONS % (json.dumps(pages), WIDTH), mathjax=os.environ["DAMLITE_MATHJAX_DIR"],
+                      window="800,900", timeout=900)
+    assert got["typeset"], "MathJax typeset no display equation"
+    assert not got["wide"], f"display equations that scroll sideways at {WIDTH} px: {got['wide']}"
+
+
 def test_scorecard_words_as_a_page_shows_them():
     """The scorecard's ASCII (kept in the JSON) becomes the book's notation on the page."""
     from damlite.paper import scorecard  # noqa: PLC0415

@@ -95,3 +95,21 @@ def test_energy_and_basins_tell_n_apart_without_colour():
         for attr in ("get_color", "get_marker", "get_linestyle"):
             assert len({str(getattr(ln, attr)()) for ln in lines}) == 3, attr
     assert [t.get_text() for t in top.get_legend().get_texts()] == ["n = 2", "n = 3", "n = 10"]
+
+
+def test_readings_and_dead_memories_tell_series_apart_without_colour():
+    """Chapter 6: each reading (or interaction) has its own colour and marker; the network its line style."""
+    orig, norm = _rows("original", (0.01, 0.02, 0.03)), _rows("normalized", (1.0, 2.0, 3.0))
+    axes = plots.plot_readings({"A": orig + norm, "A + leak": orig + norm})
+    lines = [ln for ln in axes[0].get_lines() if ln.get_label().startswith("A")]
+    assert len({(ln.get_color(), ln.get_marker()) for ln in lines}) == 2  # one look per reading
+    for attr in ("get_color", "get_marker"):
+        assert len({str(getattr(ln, attr)()) for ln in lines if "normalized" in ln.get_label()}) == 2, attr
+    assert len({ln.get_linestyle() for ln in lines}) == 2  # the network: solid or dashed
+    plt.close("all")
+    recs = [dict(variant=v, n=n, inactive_memories=0.1 * n) for v in ("original", "normalized") for n in (2, 5)]
+    ax = plots.plot_dead_memories({"no leak": recs, "leak": recs})
+    lines = [ln for ln in ax.get_lines() if "normalized" in ln.get_label()]
+    for attr in ("get_color", "get_marker"):
+        assert len({str(getattr(ln, attr)()) for ln in lines}) == 2, attr
+    plt.close("all")

@@ -228,8 +228,8 @@ class StaticExplorer:
         text = f'<pre class="dlx-text">{html.escape(first["text"])}</pre>' if any(
             f["text"] for f in self.frames.values()) else ""
         return (f'<div class="damlite-explorer" id="{self.id}">{title}<div class="dlx-controls">{"".join(rows)}'
-                f'</div><img class="dlx-frame"{width} src="data:image/png;base64,{first["png"]}" '
-                f'alt="{html.escape(first["alt"])}">{text}'
+                f'</div><div class="dlx-frame-box"><img class="dlx-frame"{width} '
+                f'src="data:image/png;base64,{first["png"]}" alt="{html.escape(first["alt"])}"></div>{text}'
                 f'<script type="application/json" class="dlx-frames">{data}</script>'
                 f"<script>{_STATIC_JS % {'id': self.id}}</script></div>")
 

@@ -117,8 +117,10 @@ def plot_optimum_vs_n(rows, *, N=100, grid="coarse", dtype="float64", axes=None)
     return axes
 
 
-#: Line colours of the readings in :func:`plot_readings` (Okabe-Ito, in order).
+#: Line colours of the readings in :func:`plot_readings` (Okabe-Ito, in order), and a marker
+#: shape each, so that no reading is told apart by colour alone.
 _READING_COLORS = ("blue", "vermillion", "green", "orange", "purple", "sky")
+_READING_MARKERS = ("o", "^", "D", "v", "P", "X")
 
 
 def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None, legend=False):
@@ -129,10 +131,11 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None,
     side where two series share an n, never blended) on one axis, 1/T': the original
     network's 1/T is drawn as N/T, the 1/T' at which the normalized network computes the
     same thing; right: the fraction of the grid that is good (0 where no cell comes
-    within 0.5 of perfect recall). Solid: normalized; dashed, open markers: original. A
-    network with no near-perfect cell at some n leaves a gap on the left (point and bar).
+    within 0.5 of perfect recall). Solid, filled markers: normalized; dashed, open markers:
+    original. A network with no near-perfect cell at some n leaves a gap on the left (point
+    and bar).
 
-    ``per_reading=False`` overlays the readings, one colour each, on ``axes`` (two
+    ``per_reading=False`` overlays the readings, one colour and marker shape each, on ``axes`` (two
     axes; range bars for the normalized networks only; one legend below the figure). ``per_reading=True`` gives each
     reading a row of two panels (``axes`` of shape (len(readings), 2), made at column
     width when not given), colours by network, the row titled by ``titles[label]``
@@ -160,6 +163,8 @@ def plot_readings(readings, *, N=100, axes=None, per_reading=False, titles=None,
             if not sel:
                 continue
             color = net_colors[variant] if per_reading else OKABE_ITO[_READING_COLORS[k % len(_READING_COLORS)]]
+            if not per_reading:  # the reading by colour and marker, the network by line and fill
+                style = dict(style, marker=_READING_MARKERS[k % len(_READING_MARKERS)])
             factor = N if variant == "original" else 1
             ns = [r["n"] for r in sel]
             ok = [r["best"] <= 0.5 for r in sel]  # cells within 0.5 of a failing best say nothing
@@ -263,19 +268,21 @@ def plot_dead_memories(series, *, ax=None):
 
     ``series`` maps a label (the interaction) to sweep records that carry
     ``inactive_memories`` (the fraction of memories with max_a zeta . xi^a <= 0), averaged
-    here over the grid and the repeats. Colour: the series; solid: normalized network;
-    dashed, open markers: original. One legend below the axes.
+    here over the grid and the repeats. Colour and marker shape: the series; solid, filled
+    markers: normalized network; dashed, open markers: original. One legend below the axes.
     """
     from ..results import mean_by_n  # noqa: PLC0415
 
     ax = _axes(ax, figsize=(7.2, 3.4))
     colours = ("blue", "vermillion", "green", "orange", "purple")
     for k, (label, records) in enumerate(series.items()):
-        for variant, style in (("normalized", "-o"), ("original", "--s")):
+        marker = _READING_MARKERS[k % len(_READING_MARKERS)]
+        for variant, line in (("normalized", "-"), ("original", "--")):
             data = mean_by_n(records, variant, "inactive_memories")
             if data:
-                ax.plot(list(data), list(data.values()), style, color=OKABE_ITO[colours[k % len(colours)]],
-                        label=f"{label}, {variant}", markerfacecolor="none" if variant == "original" else None)
+                ax.plot(list(data), list(data.values()), linestyle=line, marker=marker,
+                        color=OKABE_ITO[colours[k % len(colours)]], label=f"{label}, {variant}",
+                        markerfacecolor="none" if variant == "original" else None)
     ax.set(xlabel="interaction vertex n", ylabel="memories no pattern activates", ylim=(0, 1))
     ax.figure.legend(loc="outside lower center", ncols=3, fontsize=8)
     return ax
