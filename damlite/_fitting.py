@@ -12,9 +12,10 @@ import numpy as np
 
 from . import _monitor
 from ._monitor import EXP_NORMALIZED, NormalizationWarning, NumericalUnderflowWarning, overflow_error
-from .backend import get_backend, resolve_dtype, to_numpy
+from .backend import as_backend_array, get_backend, resolve_dtype, to_numpy
 from .interactions import make_interaction
 from ._sklearn import check_feature_names
+from ._warm import remember_params
 from .network import loss_and_gradient, neuron_index
 from .training import initial_memories, train_memories
 from .validation import (check_dtype, check_label_types, check_labels, check_number, check_positive,
@@ -152,7 +153,7 @@ def learning_problem(est, X, y=None):
     targets[np.arange(labels.shape[0]), index] = 1.0
     n_in = X.shape[1]
     probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=est.dtype_)], axis=1)
-    return probes, est._to_backend(targets, "y"), slice(n_in, n_in + C), slice(0, n_in)
+    return probes, as_backend_array(targets, est.xp_, est.dtype_), slice(n_in, n_in + C), slice(0, n_in)
 
 
 def run_fit(est, X, y, warm, opts, progress):
@@ -181,8 +182,8 @@ def run_fit(est, X, y, warm, opts, progress):
         rows = to_numpy(probes if est.init == "patterns" else probes[:1]).astype(np.float64)  # others: N only
         if y is not None:  # a classifier's rows carry their bipolar one-hot label
             rows[:, train_neurons] = to_numpy(targets[: rows.shape[0]])
-        initial = est._to_backend(initial_memories(rows, est.n_memories, est.init, est.init_mean,
-                                                    est.init_std, rng), "memories_")
+        initial = as_backend_array(initial_memories(rows, est.n_memories, est.init, est.init_mean, est.init_std, rng),
+                                   est.xp_, est.dtype_)
     b_in, b_out = learning_scales(est, N)
     result = train_memories(
         initial[None], probes, targets, est.interaction_, beta_in=b_in, beta_out=b_out,
@@ -194,7 +195,7 @@ def run_fit(est, X, y, warm, opts, progress):
     if not result.finite[0]:
         raise overflow_error(est, f"fit (epoch {int(result.failed_epoch[0])})", N)
     est._memories = result.memories[0]
-    est._remember_params()
+    remember_params(est)
     curve = np.asarray(result.loss[:, 0])
     previous = est.__dict__.get("loss_curve_") if warm else None
     est.loss_curve_ = curve if previous is None else np.concatenate([previous, curve])

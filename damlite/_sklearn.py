@@ -146,8 +146,10 @@ def set_state(est, state):
     memories = state.pop("_memories", None)
     est.__dict__.update(state)
     if memories is not None:
+        from .backend import as_backend_array  # noqa: PLC0415
+
         est._ensure_setup()
-        est._memories = est._to_backend(memories, "memories_")
+        est._memories = as_backend_array(memories, est.xp_, est.dtype_)
 
 
 def check_pickle_state(est, state):

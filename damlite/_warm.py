@@ -53,6 +53,11 @@ def check_warm_start(est, X, y):
     return True
 
 
+def remember_params(est):
+    """Record the parameters the memories were fitted (or assigned) under (:func:`check_unchanged` compares)."""
+    est._fitted_params = {k: getattr(est, k) for k in FITTED_PARAMS}
+
+
 def check_unchanged(est):
     """ValueError when a parameter the memories depend on changed since they were set (fit or assignment)."""
     fitted = getattr(est, "_fitted_params", None)

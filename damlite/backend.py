@@ -44,6 +44,7 @@ __all__ = [
     "backend_info",
     "get_backend",
     "to_numpy",
+    "as_backend_array",
     "to_device",
     "resolve_dtype",
     "auto_dtype",
@@ -376,3 +377,12 @@ def _all_bipolar(x):
     """True when every entry of ``x`` is exactly +1 or -1 (one host sync)."""
     xp = array_namespace(x)
     return bool(xp.all(xp.abs(x) == 1))
+
+
+def as_backend_array(value, xp, dtype, copy=None):
+    """``value`` as an array of namespace ``xp`` and ``dtype``; through NumPy where ``xp`` cannot take it as it
+    is (another library's array, e.g. CuPy's into array-api-strict)."""
+    try:
+        return xp.asarray(value, dtype=dtype, copy=copy)
+    except Exception:  # noqa: BLE001 - any refusal: the host copy is the common ground
+        return xp.asarray(np.asarray(to_numpy(value)), dtype=dtype, copy=copy)

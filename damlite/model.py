@@ -27,9 +27,8 @@ from ._recall import RelaxationWarning, RelaxResult, relax_states
 from ._recall import energy as _energy
 from ._sklearn import (HAVE_SKLEARN, BaseEstimator, ClassifierMixin, ConvergenceWarning, EstimatorParams,
                        NotFittedBase, check_feature_names, get_state, set_state)
-from ._warm import FITTED_PARAMS as _FITTED_PARAMS
-from ._warm import check_unchanged, check_warm_start, kind, require_kind
-from .backend import to_numpy
+from ._warm import check_unchanged, check_warm_start, kind, remember_params, require_kind
+from .backend import as_backend_array, to_numpy
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, quiet_numpy
 from .validation import check_label_types, check_labels, check_positive, check_random_state, check_states
 
@@ -100,8 +99,13 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     constructor parameter, so scikit-learn's ``clone``, ``GridSearchCV`` and ``Pipeline`` work.
     Neuron i of a state :math:`\xi` is updated to the sign of
 
-    .. math:: \Delta_i = \sum_{\mu} \big[F(a(\zeta^\mu_i + s_\mu)) - F(a(-\zeta^\mu_i + s_\mu))\big],
-              \qquad s_\mu = \sum_{j \ne i} \zeta^\mu_j\, \xi_j,
+    .. math::
+
+        \begin{aligned}
+        \Delta_i &= \sum_{\mu} \big[F(a(\zeta^\mu_i + s_\mu))\\
+                 &\qquad - F(a(-\zeta^\mu_i + s_\mu))\big],\\
+        s_\mu &= \sum_{j \ne i} \zeta^\mu_j\, \xi_j,
+        \end{aligned}
 
     and learning minimises :math:`L = \sum_{b,i} (t_{bi} - C_{bi})^{2m}`, :math:`C = \tanh(\beta_\text{out}
     \Delta)` with :math:`\beta_\text{in}` in place of a. The original network has
@@ -271,9 +275,6 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         check_unchanged(self)
         self._ensure_setup()
 
-    def _remember_params(self):
-        self._fitted_params = {k: getattr(self, k) for k in _FITTED_PARAMS}
-
     # ------------------------------------------------ scikit-learn conventions
     get_params = EstimatorParams.get_params  # on the class itself, so that the API page lists them
     set_params = EstimatorParams.set_params
@@ -340,21 +341,14 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     @memories_.setter
     def memories_(self, value):
         self._ensure_setup()
-        arr = self._to_backend(value, "memories_", copy=True)
+        arr = as_backend_array(value, self.xp_, self.dtype_, copy=True)
         if arr.ndim != 2 or arr.shape[0] != self.n_memories:
             raise ValueError(f"memories_ must have shape (n_memories={self.n_memories}, N), got {tuple(arr.shape)}")
         if not bool(self.xp_.all(self.xp_.isfinite(arr))):
             raise ValueError("memories_ contains NaN or inf")
         self._memories = arr
-        self._remember_params()
+        remember_params(self)
         self.__dict__.pop("loss_curve_", None)  # the curve of a fit these memories did not come from
-
-    def _to_backend(self, value, name, copy=None):
-        xp = self.xp_
-        try:
-            return xp.asarray(value, dtype=self.dtype_, copy=copy)
-        except Exception:
-            return xp.asarray(np.asarray(to_numpy(value)), dtype=self.dtype_, copy=copy)
 
     @property
     def n_features_(self):
@@ -377,9 +371,13 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     def energy_difference(self, states):
         r"""Each neuron's energy difference; its sign is the neuron's update.
 
-        .. math:: \Delta_i = \sum_\mu \big[F(a(\zeta^\mu_i + s_\mu))
-                  - F(a(-\zeta^\mu_i + s_\mu))\big], \qquad
-                  s_\mu = \sum_{j \ne i} \zeta^\mu_j \xi_j
+        .. math::
+
+            \begin{aligned}
+            \Delta_i &= \sum_\mu \big[F(a(\zeta^\mu_i + s_\mu))\\
+                     &\qquad - F(a(-\zeta^\mu_i + s_\mu))\big],\\
+            s_\mu &= \sum_{j \ne i} \zeta^\mu_j \xi_j
+            \end{aligned}
 
         with a = 1 (original) or 1/N (normalized); ``scaling="adaptive"`` divides
         each neuron's arguments by their largest magnitude first.
@@ -586,8 +584,13 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
     def decision_function(self, X):
         r"""Class-neuron outputs from the all -1 label state, shape (B, n_classes).
 
-        .. math:: C_c = \tanh\big(\beta_\text{out} \sum_\mu [F(\beta_\text{in}(\zeta^\mu_c
-                  + s_\mu)) - F(\beta_\text{in}(-\zeta^\mu_c + s_\mu))]\big)
+        .. math::
+
+            \begin{aligned}
+            C_c &= \tanh(\beta_\text{out} \Delta_c),\\
+            \Delta_c &= \sum_\mu \big[F(\beta_\text{in}(\zeta^\mu_c + s_\mu))\\
+                     &\qquad - F(\beta_\text{in}(-\zeta^\mu_c + s_\mu))\big]
+            \end{aligned}
 
         where :math:`s_\mu` is memory :math:`\mu`'s similarity with the input and the
         other class neurons at -1. With two classes the score is :math:`C_1 - C_0`

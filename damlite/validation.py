@@ -226,3 +226,4 @@ def check_labels(y, n_samples):
     if n_samples is not None and labels.shape[0] != n_samples:
         raise ValueError(f"y must have one label per row of X ({n_samples}), got {labels.shape[0]}")
     return labels
+
