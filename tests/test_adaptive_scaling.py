@@ -199,6 +199,7 @@ def test_adaptive_beats_fixed_scaling_at_n_1000():
     assert 0 < np.mean(exact == -1) < 1  # so sign(0) = +1 gets some of them wrong
 
 
+@pytest.mark.slow  # whole computations (tens of seconds on 2 cores): the full suite runs it
 def test_adaptive_relaxation_in_float32_at_n_1000():
     """Relaxation (async) with adaptive scaling in float32 ends where the float64
     adaptive network ends, at a fixed point of the update; the fixed-scaling float32

@@ -257,6 +257,7 @@ def test_float32_normalized_block_agrees_with_float64():
     assert abs(f32.max() - f64.max()) <= 0.01, (f64, f32)
 
 
+@pytest.mark.slow  # whole computations (tens of seconds on 2 cores): the full suite runs it
 def test_estimator_dtype_auto_follows_the_device(monkeypatch):
     """The estimator's default dtype is "auto": float64 here, float32 for the normalized network on a T4."""
     import damlite.backend as be

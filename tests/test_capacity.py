@@ -71,6 +71,7 @@ def test_capacity_from_curve_interpolates_the_crossing(level, j):
     assert math.isnan(cap.capacity_from_curve(P, np.zeros(8), level))
 
 
+@pytest.mark.slow  # whole computations (tens of seconds on 2 cores): the full suite runs it
 def test_dam_capacity_grows_with_n():
     # n = 2 at N = 40 holds ~5 patterns; n = 4 holds hundreds.
     r2 = cap.dam_capacity_curve(40, 2, [3, 60], n_networks=2, n_probes=8, backend="numpy", random_state=0)

@@ -262,6 +262,7 @@ def test_an_empty_results_folder_is_refused(tmp_path, capsys):
     assert not (tmp_path / "scorecard.json").exists()
 
 
+@pytest.mark.slow  # whole computations (tens of seconds on 2 cores): the full suite runs it
 def test_allow_missing_marks_the_claims_and_exits_non_zero(tmp_path, capsys):
     from damlite.__main__ import main
 

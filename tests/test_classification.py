@@ -112,6 +112,7 @@ def test_krotov_original_and_normalized_give_the_same_outputs(digits):
     np.testing.assert_allclose(g_n, g_o, rtol=1e-8, atol=1e-12 * np.abs(g_o).max())
 
 
+@pytest.mark.slow  # whole computations (tens of seconds on 2 cores): the full suite runs it
 def test_krotov_trajectories_agree(digits):
     """Three epochs of Krotov's optimiser: the two variants' memories stay equal to ~1e-10."""
     cfg = {k: v for k, v in KROTOV_CONFIG.items() if k not in ("epochs", "batch_size", "temperature", "n_memories")}

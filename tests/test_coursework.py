@@ -281,6 +281,7 @@ def test_quickstart_is_in_the_book():
         assert recipe in code, recipe
 
 
+@pytest.mark.slow  # whole computations (tens of seconds on 2 cores): the full suite runs it
 def test_damlite_works_without_scikit_learn():
     """scikit-learn is optional at run time: block its import and use the estimator."""
     import subprocess

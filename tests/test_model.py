@@ -166,7 +166,8 @@ def _check_message(exc, N, n, dtype):
     assert f"N={N}" in msg and f"n={n}" in msg and dtype in msg
 
 
-@pytest.mark.parametrize("N, n, dtype", [(10_000, 30, "float32"), (1000, 120, "float64")])
+@pytest.mark.parametrize("N, n, dtype", [pytest.param(10_000, 30, "float32", marks=pytest.mark.slow),
+                                         pytest.param(1000, 120, "float64", marks=pytest.mark.slow)])
 def test_original_network_overflow_raises(N, n, dtype):
     dam, P = _overflowing(N, n, dtype)
     with pytest.raises(NumericalOverflowError) as exc:
