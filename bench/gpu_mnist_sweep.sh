@@ -9,6 +9,9 @@
 # set DAMLITE_GIT_COMMIT so that every record names the commit it ran. Blocks finished
 # before TIME_LIMIT seconds are on disk; the block in flight is lost and reruns next time.
 # Also runs the `leak-short` profile (the author's leaky F, chapter 7) when time is left.
+# PROFILES chooses the profiles, in order; the readings' whole grids still to run on a GPU (chapter 8, MNIST):
+#
+#   PROFILES="author-short b-short author-full b-full author-seed2" TIME_LIMIT=540 bash bench/gpu_mnist_sweep.sh
 set -u
 cd "$(dirname "$0")/.."
 export DAMLITE_BACKEND=cupy
@@ -16,7 +19,7 @@ export DAMLITE_DATA_DIR="${DAMLITE_DATA_DIR:-$(cd ../shared/data/mnist 2>/dev/nu
 PY="${PYTHON:-python3}"
 LIMIT="${TIME_LIMIT:-540}"
 start=$(date +%s)
-for profile in full leak-short; do
+for profile in ${PROFILES:-full leak-short}; do
   left=$(( LIMIT - ($(date +%s) - start) ))
   [ "$left" -gt 30 ] || break
   timeout "$left" $PY -m damlite sweep mnist --profile "$profile" --out book/results/mnist --no-progress
