@@ -464,7 +464,7 @@ def summary_figure(card, heads=None, *, width=6.88):
             if c["task"] == task:
                 labels += [k for k in c["readings"] if k not in labels]
     cs = card["claims"]
-    fig, ax = plt.subplots(figsize=(width, 0.17 * len(cs) + 1.5))
+    fig, ax = plt.subplots(figsize=(width, 0.2 * len(cs) + 1.7))
     for i, c in enumerate(cs):
         for j, label in enumerate(labels):
             g = c["readings"].get(label)
@@ -476,19 +476,22 @@ def summary_figure(card, heads=None, *, width=6.88):
                                    linewidth=0.4, hatch="////" if g.get("unstable") and not g.get("identity") else None))
             mark = "" if g["verdict"] == "not tested" else SYMBOLS["identity"] if g.get("identity") else \
                 SYMBOLS.get(g["verdict"], "")  # an unstable verdict keeps its symbol, hatched
-            ax.text(j + 0.46, i + 0.45, mark, ha="center", va="center", fontsize=7.5)
-        ax.text(len(labels) + 0.2, i + 0.45, c["bottom_line"]["verdict"].replace("only under ", "only: "),
-                va="center", fontsize=6.5)
-    ax.set_xlim(0, len(labels) + 5.2)
+            ax.text(j + 0.46, i + 0.45, mark, ha="center", va="center", fontsize=8.5)
+        verdict = c["bottom_line"]["verdict"]
+        if verdict.startswith("only under "):  # which readings: the squares say
+            k = len(verdict[len("only under "):].split("; "))
+            verdict = f"only under {k} reading{'s' * (k != 1)}"
+        ax.text(len(labels) + 0.2, i + 0.45, verdict, va="center", fontsize=8)
+    ax.set_xlim(0, len(labels) + 5.4)
     ax.set_ylim(len(cs), 0)
-    ax.set_yticks([i + 0.45 for i in range(len(cs))], [c["short"] for c in cs], fontsize=7)
-    ax.set_xticks([j + 0.46 for j in range(len(labels))], [heads.get(k, k) for k in labels], fontsize=7,
+    ax.set_yticks([i + 0.45 for i in range(len(cs))], [c["short"] for c in cs], fontsize=8)
+    ax.set_xticks([j + 0.46 for j in range(len(labels))], [heads.get(k, k) for k in labels], fontsize=8,
                   rotation=55, ha="left")
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    ax.text(len(labels) + 0.2, -0.4, "bottom line", fontsize=7, fontweight="bold")
+    ax.text(len(labels) + 1.2, -0.4, "bottom line", fontsize=8, fontweight="bold")
     fig.tight_layout()
     return fig
 
