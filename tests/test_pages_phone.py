@@ -32,8 +32,10 @@ SIZE = re.compile(r"\b(?:fontsize|labelsize|titlesize)\s*=\s*([0-9.]+)|[\"']size
 
 def _figure_code():
     """(where, source) of every piece of code that draws the book's figures."""
-    for path in sorted((ROOT / "damlite" / "book").rglob("*.py")):
-        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    for path in sorted([*(ROOT / "damlite" / "book").rglob("*.py"), *(ROOT / "damlite" / "paper").glob("*.py")]):
+        text = path.read_text(encoding="utf-8")
+        if path.parent.name == "book" or "matplotlib" in text:  # the scorecard's summary figure is drawn in paper/
+            yield path.relative_to(ROOT).as_posix(), text
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "code":
