@@ -38,7 +38,7 @@ __all__ = ["VARIATIONS", "compare_blocks", "edge_runs", "noise_flags", "noise_fl
 VARIATIONS = {
     "one-thread": "today's code on one thread (NUMBA_NUM_THREADS=1)",
     "two-threads": "today's code on two threads (NUMBA_NUM_THREADS=2)",
-    "generic": "the loss kernel not specialised (DAMLITE_SPECIALISE=never), one thread",
+    "generic": "the loss kernel not specialised (DAMLITE_SPECIALISE=never, a switch of 8a10c68's code), one thread",
     "numpy": "the NumPy path instead of the numba kernels (DAMLITE_CPU_KERNELS=numpy)",
     "float32": "float32 instead of float64 (normalized network only)",
 }
