@@ -196,7 +196,10 @@ def _author_torch(repo, skipped):
         skipped["author_torch_autoassociative"] = "torch is not installed"
         return None
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # set already in this process (main called twice): intra-op threads are what count
+        pass
     return author_torch
 
 
