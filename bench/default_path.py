@@ -15,11 +15,18 @@ time, contenders round robin, medians over ``--rounds``:
   minibatches (X_b Z^T and r^T X_b), the yardstick;
 * ``author_example_default``: the paper author's autoassociative example (N = K = 100, 25 states, full
   batch, rectified n = 5, T = 50, lr 0.2, momentum 0.6, clamped; bench/threads.py's) for ``--author-epochs``
-  epochs through :func:`damlite.training.train_memories`; seconds per epoch = fit / epochs.
+  epochs through :func:`damlite.training.train_memories`; seconds per epoch = fit / epochs;
+* ``author_torch_autoassociative``: the paper author's own PyTorch trainer (bench/peers/author_torch.py's
+  ``AuthorAutoassociative``: his ``learnMemories``, torch on one thread) on the same example from the same
+  memories and states, ``--author-epochs`` epochs in one call; seconds per epoch = that call / epochs.
+  Needs torch and a checkout of hmcalister/Hopfield-Network-PyTorch (``--author-repo DIR`` or
+  ``DAMLITE_AUTHOR_REPO``); skipped, with the reason in the record, without them. Before any timing both
+  sides train 5 epochs from the same start and the record holds how far apart their losses and memories
+  are (``author_torch_agreement``): the check that both run the same learning rule.
 
 Which loss kernels each contender built is recorded (their keys), with the 1-minute load average before
 every round: the project's machine is shared, so only ratios from the same run mean anything.
-Krotov's notebook and the author's PyTorch are not run here (bench/cpu_epoch.py runs them).
+Krotov's notebook and the author's PyTorch on his MNIST example are not run here (bench/cpu_epoch.py runs them).
 """
 from __future__ import annotations
 
@@ -44,6 +51,8 @@ def main(argv=None):
     p.add_argument("--author-epochs", type=int, default=200)
     p.add_argument("--out", default=None)
     p.add_argument("--data-dir", default=None)
+    p.add_argument("--author-repo", default=os.environ.get("DAMLITE_AUTHOR_REPO"),
+                   help="a checkout of hmcalister/Hopfield-Network-PyTorch (his PyTorch trainer; skipped without)")
     args = p.parse_args(argv)
     if not 1 <= args.rounds <= 50 or not 1 <= args.epochs <= 500 or not 1 <= args.author_epochs <= 100_000:
         p.error("--rounds 1..50, --epochs 1..500, --author-epochs 1..100000")
@@ -51,6 +60,7 @@ def main(argv=None):
         os.environ[var] = "1"
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE / "peers"))
     import numpy as np  # noqa: PLC0415
 
     from cpu_epoch import KROTOV, _estimator  # noqa: PLC0415
@@ -111,6 +121,17 @@ def main(argv=None):
     contenders = {"products_float64": products(np.float64), "products_float32": products(np.float32),
                   "krotov_float64": krotov("float64", "original"), "krotov_float32": krotov("float32", "normalized"),
                   "author_example_default": author()}
+    skipped, agreement = {}, None
+    author_torch = _author_torch(args.author_repo, skipped)
+    if author_torch is not None:
+        def torch_author():
+            def run():
+                peer = author_torch.AuthorAutoassociative(args.author_repo, init[0], states)
+                start = clock()
+                peer.fit(args.author_epochs)
+                return (clock() - start) / args.author_epochs
+            return run
+        contenders["author_torch_autoassociative"] = torch_author()
     for name, run in contenders.items():  # warm up: compile (or load) every kernel the contenders use
         before = set(_cpu_numba._LOSS_GRAD)
         if name.startswith("krotov"):
@@ -118,6 +139,9 @@ def main(argv=None):
         else:
             run()
         kernels[name] = sorted(map(str, set(_cpu_numba._LOSS_GRAD) - before))
+    if author_torch is not None:  # after the warm-up: the kernels recorded above are those the contenders built
+        agreement = _agreement(author_torch, args.author_repo, init, states, F, train_memories, N, T)
+        print("author_torch_agreement:", json.dumps(agreement), flush=True)
     for r in range(args.rounds):
         loads.append(list(os.getloadavg()))
         for name, run in contenders.items():
@@ -132,6 +156,8 @@ def main(argv=None):
     ratios = {"krotov_float64_over_products": med["krotov_float64"] / med["products_float64"],
               "krotov_float32_over_products_float32": med["krotov_float32"] / med["products_float32"],
               "krotov_float64_over_float32": med["krotov_float64"] / med["krotov_float32"]}
+    if "author_torch_autoassociative" in med:
+        ratios["author_torch_over_damlite"] = med["author_torch_autoassociative"] / med["author_example_default"]
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     record = {"what": "the default CPU path beside its products, one thread, process CPU time",
@@ -139,14 +165,61 @@ def main(argv=None):
               "settings": vars(args),
               "load_average_1_5_15_before_each_round_and_after": loads, "seconds_per_epoch": times,
               "median_seconds_per_epoch": med, "ratios": ratios, "test_accuracy": accuracy,
-              "loss_kernels_built_first_in": kernels, "provenance": provenance(),
+              "loss_kernels_built_first_in": kernels, "author_torch_agreement": agreement,
+              "provenance": provenance(),
               "not_run": {"krotov_notebook": "not in this benchmark (bench/cpu_epoch.py)",
-                          "author_torch": "not in this benchmark (bench/cpu_epoch.py)"}}
+                          "author_torch_mnist": "not in this benchmark (bench/cpu_epoch.py)", **skipped}}
+    if author_torch is not None:
+        import torch  # noqa: PLC0415
+
+        record["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads(),
+                           "author_repo_commit": subprocess.run(
+                               ["git", "-C", args.author_repo, "rev-parse", "--short", "HEAD"], capture_output=True,
+                               text=True).stdout.strip() or None}
     print(json.dumps({"median_seconds_per_epoch": med, "ratios": ratios, "test_accuracy": accuracy}, indent=1))
     out = Path(args.out or HERE / "results" / f"default-path-{dt.date.today()}-{commit}.json")
     out.write_text(json.dumps(record, indent=1, default=str))
     print("wrote", out)
     return 0
+
+
+def _author_torch(repo, skipped):
+    """bench/peers/author_torch.py with torch on one thread, or None with the reason in ``skipped``."""
+    import author_torch  # noqa: PLC0415
+
+    if author_torch.find_repo(repo) is None:
+        skipped["author_torch_autoassociative"] = "no checkout of hmcalister/Hopfield-Network-PyTorch (--author-repo)"
+        return None
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        skipped["author_torch_autoassociative"] = "torch is not installed"
+        return None
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # set already in this process (main called twice): intra-op threads are what count
+        pass
+    return author_torch
+
+
+def _agreement(author_torch, repo, init, states, F, train_memories, N, T, epochs=5):
+    """Both trainers ``epochs`` epochs from the same memories: how far apart their losses and memories are.
+
+    His loss is the epoch's summed squared error / (N P), damlite's the sum: compared as his x N P.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    peer = author_torch.AuthorAutoassociative(repo, init[0], states)
+    his = np.asarray(peer.fit(epochs)) * N * len(states)
+    ours = train_memories(init, states, states, F, beta_in=1.0 / (N * T), beta_out=1.0, error_exponent=1,
+                          learning_rate=0.2, momentum=0.6, epochs=epochs, clamp=slice(0, N), random_state=0)
+    loss = np.asarray(ours.loss)[:, 0]
+    mem = np.asarray(ours.memories)[0]
+    return {"epochs": epochs, "damlite_loss": loss.tolist(), "author_torch_loss_times_N_P": his.tolist(),
+            "loss_max_relative_difference": float(np.max(np.abs(his - loss) / np.abs(loss))),
+            "memories_max_abs_difference": float(np.max(np.abs(peer.memories() - mem))),
+            "memories_max_abs_change_from_start": float(np.max(np.abs(mem - init[0])))}
 
 
 if __name__ == "__main__":
