@@ -29,9 +29,17 @@ The same kernels and the same arithmetic in the same order as the minibatch loop
 results are bitwise those of that loop (the tests check it), without its per-minibatch
 allocations, copies, reductions and Python. On T threads each product is cut into T
 blocks of rows (at chunk boundaries) or of columns (at multiples of :data:`COLUMN_ALIGN`);
-each entry is still one BLAS dot product over the same terms, summed as in the whole
-product wherever the BLAS tiles the block as it tiles the whole (OpenBLAS does: the tests
-check the fits bitwise on 1 and 2 threads; another BLAS may differ in the last bits).
+each entry is still one BLAS dot product over the same terms, but a BLAS need not sum them
+in a block as in the whole product: OpenBLAS 0.3.31 (its SkylakeX kernels) sums the last
+N mod 8 columns of a product of N >= 193 columns in another order in a block of fewer than
+193 columns (measured 2026-11-29: the N = 250 autoassociative fits of commit 8a10c68, 96
+networks of K = 100 memories, differed from their second epoch on between 1 and 2 threads).
+So a product is cut only where, for its shape, the cut blocks give the whole product's bits on
+random data (checked once per fit and minibatch size, with BLAS as in the epoch); elsewhere
+it is computed whole on the calling thread and the kernels after it are still split. The fits
+are thus bitwise the same on 1 and 2 threads (the tests check it with every step split); the
+check is empirical (random data, one draw), so a BLAS whose order depended on the values
+would escape it.
 Where a kernel fails, the kernels are off for the process (one warning), the epoch's
 start is restored and the loop of :mod:`damlite.training` runs the rest of the fit on
 NumPy.
