@@ -341,3 +341,31 @@ def test_the_first_float32_compilation_says_so_where_the_cache_holds_only_float6
     for dtype in ("float32", "float64"):
         again = _python(_COMPILE_F32.format(dtype=dtype), NUMBA_CACHE_DIR=cache)
         assert again.returncode == 0 and "damlite: compiling" not in again.stderr, again.stderr
+
+
+# ------------------------------------------------------------ the products' cuts and the thread count
+@pytest.mark.parametrize(("G", "K", "N"), [(1, 20, 100), (1, 20, 250), (3, 20, 100), (3, 20, 794), (8, 100, 250)])
+def test_a_fit_whose_steps_are_split_gives_the_bits_of_one_thread(monkeypatch, G, K, N):
+    """Every step split over 2 threads (MIN_WORK 0) gives the fit of one thread bitwise, N = 250 included: there
+    OpenBLAS (0.3.31, SkylakeX kernels) sums the last N mod 8 columns of the gradient product otherwise in a block of
+    fewer than 193 columns than in the whole product, so the block sweep's N = 250 fits (96 networks of K = 100, 30
+    patterns, commit 8a10c68) differed from the first epoch on between NUMBA_NUM_THREADS=1 and 2."""
+    _two_threads()
+    pytest.importorskip("threadpoolctl")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    rng = np.random.default_rng(1)
+    X = np.where(rng.random((30, N)) < 0.5, -1.0, 1.0)
+    mem = rng.normal(0, 0.1, (G, K, N))
+    F = make_interaction("polynomial", 3)
+    kw = dict(beta_in=1.0, beta_out=np.linspace(1e-3, 3e-3, G), learning_rate=np.linspace(0.01, 0.03, G),
+              lr_decay=0.999, random_state=0, epochs=3)
+    fits = {}
+    for n in (1, 2):
+        cpu_kernels.set_num_threads(n)
+        try:
+            fits[n] = train_memories(mem, X, X, F, **kw)
+        finally:
+            cpu_kernels.set_num_threads(None)
+    np.testing.assert_array_equal(fits[2].memories, fits[1].memories)
+    np.testing.assert_array_equal(fits[2].loss, fits[1].loss)

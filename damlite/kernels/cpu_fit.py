@@ -29,9 +29,17 @@ The same kernels and the same arithmetic in the same order as the minibatch loop
 results are bitwise those of that loop (the tests check it), without its per-minibatch
 allocations, copies, reductions and Python. On T threads each product is cut into T
 blocks of rows (at chunk boundaries) or of columns (at multiples of :data:`COLUMN_ALIGN`);
-each entry is still one BLAS dot product over the same terms, summed as in the whole
-product wherever the BLAS tiles the block as it tiles the whole (OpenBLAS does: the tests
-check the fits bitwise on 1 and 2 threads; another BLAS may differ in the last bits).
+each entry is still one BLAS dot product over the same terms, but a BLAS need not sum them
+in a block as in the whole product: OpenBLAS 0.3.31 (its SkylakeX kernels) sums the last
+N mod 8 columns of a product of N >= 193 columns in another order in a block of fewer than
+193 columns (measured 2026-11-29: the N = 250 autoassociative fits of commit 8a10c68, 96
+networks of K = 100 memories, differed from their second epoch on between 1 and 2 threads).
+So a product is cut only where, for its shape, the cut blocks give the whole product's bits on
+random data (checked once per fit and minibatch size, with BLAS as in the epoch); elsewhere
+it is computed whole on the calling thread and the kernels after it are still split. The fits
+are thus bitwise the same on 1 and 2 threads (the tests check it with every step split); the
+check is empirical (random data, one draw), so a BLAS whose order depended on the values
+would escape it.
 Where a kernel fails, the kernels are off for the process (one warning), the epoch's
 start is restored and the loop of :mod:`damlite.training` runs the rest of the fit on
 NumPy.
@@ -98,13 +106,13 @@ class CpuFit:
         # thread).
         coded = cpu_kernels.palette(self.probes) if dtype == np.float64 else None
         self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
-        full = self._rows(self.batch)  # a shorter last minibatch splits no step that a full one does not
-        self.threads = max(full["front"], full["back"], full["step"])
         # BLAS on one thread during every epoch: where the steps are split, the kernel threads cut the products
         # themselves; where they are not, BLAS's own threads lose (measured, bench/threads.py: 3-7x slower
         # epochs on the shared 2-core machine once the products pass OpenBLAS's threading size, its idle threads
         # spinning on the cores), and a thread count of 1 holds for the products too
         self.blas_one = cpu_kernels.blas_threads() > 1
+        full = self._rows(self.batch)  # a shorter last minibatch splits no step that a full one does not
+        self.threads = max(full["front"], full["back"], full["step"])
 
     @classmethod
     def create(cls, xp, memories, velocity, probes, targets, interaction, neurons, clamp, beta_in, beta_out,
@@ -147,14 +155,42 @@ class CpuFit:
             cut = cpu_kernels.spans(n_chunks if G == 1 else G, front)
             back = min(T, split(b * G * K * N, max(1, N // COLUMN_ALIGN), "back"))
             step = min(T, split(G * K * N, G * K, "step"))
-            self._by_rows[b] = {
+            rows = self._by_rows[b] = {
                 "xb": self.xb[:b], "tb": self.tb[:b], "xs": self.xs[:b], "d": self.d[:b], "chunk": chunk,
                 "n_chunks": n_chunks, "d_rows": self.d[:b].reshape(b * G, K), "r_rows": self.r[:b].reshape(b * G, K),
                 "rt": self.r[:b].T, "loss_part": np.zeros((G, n_chunks), self.xb.dtype),
                 "grad_part": np.zeros((G, n_chunks, M, K), self.xb.dtype),
                 "front": front, "front_cut": cut, "back": back, "back_cut": cpu_kernels.spans(N, back, COLUMN_ALIGN),
                 "step": step, "step_cut": cpu_kernels.spans(G * K, step)}
+            # a product is cut only where the cut blocks give the whole product's bits (checked once per shape)
+            rows["front_whole"] = G > 1 or (front > 1 and not self._cuts_keep_bits(
+                rows["xb"], np.arange(G * K * N, dtype=self.xb.dtype).reshape(G * K, N).T,
+                [min(b, c * chunk) for c in cut[:-1]] + [b], rows=True))
+            rows["back_whole"] = back > 1 and not self._cuts_keep_bits(rows["rt"], rows["xb"], rows["back_cut"])
         return self._by_rows[b]
+
+    def _cuts_keep_bits(self, a, b, cuts, rows=False):
+        """True where ``a @ b`` computed in blocks, of ``a``'s rows (``rows``) or of ``b``'s columns, at ``cuts``,
+        gives bitwise the whole product, for random a and b (``a`` and ``b`` are overwritten; BLAS as in an epoch).
+
+        Each entry is one dot product over the same terms, but the BLAS need not sum them in the same order in a
+        block as in the whole: OpenBLAS 0.3.31 (SkylakeX kernels) sums the last N mod 8 columns of a product of
+        N >= 193 columns in another order than in a block of fewer than 193 (measured, 2026-11-29: the N = 250
+        autoassociative fits differed between 1 and 2 threads). A product that fails is computed whole.
+        """
+        rng = np.random.default_rng(0)
+        a[...] = rng.standard_normal(a.shape)
+        b[...] = rng.standard_normal(b.shape)
+        limit = cpu_kernels.one_blas_thread() if self.blas_one else None
+        with limit or contextlib.nullcontext():
+            whole = a @ b
+            part = np.empty_like(whole)
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                if rows:
+                    np.matmul(a[lo:hi], b, out=part[lo:hi])
+                else:
+                    np.matmul(a, b[:, lo:hi], out=part[:, lo:hi])
+        return bool(np.array_equal(whole, part))
 
     def epoch(self, order, lr, finite):
         """One epoch: the minibatches in ``order`` (indices, or None for 0..B-1) at learning rates ``lr``
@@ -187,7 +223,7 @@ class CpuFit:
         np.multiply(2, mem[:, :, self.cols].transpose(0, 2, 1), out=self.w)
         rows["grad_part"][...] = 0
         self.bad[...] = False
-        if G > 1:  # the gather and the first product whole (cut by networks, the product would round differently)
+        if rows["front_whole"]:  # the gather and the first product whole (their cut would round differently)
             if not cpu_kernels.call("gather", self.probes, self.codes, self.table, self.targets, self.order, start,
                                     self.colidx, rows["xb"], rows["tb"], rows["xs"], 0, b):
                 return False
@@ -196,6 +232,8 @@ class CpuFit:
             return False
         loss_part = rows["loss_part"]
         loss = loss_part[:, 0].copy() if loss_part.shape[1] == 1 else np.sum(loss_part, axis=1)
+        if rows["back_whole"]:  # the second product whole (its cut would round differently)
+            np.matmul(rows["rt"], rows["xb"], out=self.grad.reshape(G * K, N))
         if not cpu_kernels.run_parts(self._back, rows["back"], lambda t: (rows, t)):
             return False
         ok = self.finite & np.isfinite(loss) & ~self.bad.any(axis=1)
@@ -213,10 +251,11 @@ class CpuFit:
         lo, hi = rows["front_cut"][t], rows["front_cut"][t + 1]
         xb, d, zeta_t = rows["xb"], rows["d"], self.memories.reshape(G * K, N).T
         if G == 1:  # chunks lo..hi of the rows
-            first, last = lo * rows["chunk"], min(xb.shape[0], hi * rows["chunk"])
-            cpu_kernels.kernel("gather")(self.probes, self.codes, self.table, self.targets, self.order, start,
-                                         self.colidx, xb, rows["tb"], rows["xs"], first, last)
-            np.matmul(xb[first:last], zeta_t, out=d[first:last])
+            if not rows["front_whole"]:
+                first, last = lo * rows["chunk"], min(xb.shape[0], hi * rows["chunk"])
+                cpu_kernels.kernel("gather")(self.probes, self.codes, self.table, self.targets, self.order, start,
+                                             self.colidx, xb, rows["tb"], rows["xs"], first, last)
+                np.matmul(xb[first:last], zeta_t, out=d[first:last])
             jobs = (lo, hi)
         else:  # networks lo..hi (the rows gathered and the first product done before)
             jobs = (lo * rows["n_chunks"], hi * rows["n_chunks"])
@@ -228,5 +267,6 @@ class CpuFit:
         """Thread ``t``'s columns of the second product and of the completed, checked gradient."""
         G, K, N, _, _ = self.shape
         lo, hi = rows["back_cut"][t], rows["back_cut"][t + 1]
-        np.matmul(rows["rt"], rows["xb"][:, lo:hi], out=self.grad.reshape(G * K, N)[:, lo:hi])
+        if not rows["back_whole"]:
+            np.matmul(rows["rt"], rows["xb"][:, lo:hi], out=self.grad.reshape(G * K, N)[:, lo:hi])
         cpu_kernels.kernel("complete")(self.grad, rows["grad_part"], self.colmap, self.scale, self.bad, lo, hi)

@@ -84,10 +84,13 @@ kernel sums F(u) - F(u') over the memories in the pass that computes them, in ve
 lanes (compiled with fastmath ``reassoc`` only: NaN and inf keep their meaning); that
 order is fixed by the compiled code, so it may differ between CPUs (vector widths) but
 not between runs or thread counts. Relaxation sums in NumPy's pairwise order. The
-kernels' results are therefore bitwise the same on any number of threads; so are the
-whole-epoch fits' where the BLAS sums a block of a product's rows or columns as it sums
-them in the whole product (OpenBLAS does for the cuts :mod:`damlite.kernels.cpu_fit` makes; the
-tests check it).
+kernels' results are therefore bitwise the same on any number of threads. The whole-epoch
+fits' are too: :mod:`damlite.kernels.cpu_fit` cuts a matrix product over the threads only where
+the BLAS sums the blocks as it sums the whole product, checked per shape (OpenBLAS 0.3.31 does
+not for every shape: cut at column 128, a product of 250 columns rounds its last 2 columns
+otherwise; such a product runs whole). The tests check fits bitwise on 1 and 2 threads with
+every step split. What the thread count does not fix: the CPU (vector widths, BLAS kernels)
+and the BLAS library, which may each change the last bits.
 """
 from __future__ import annotations
 
