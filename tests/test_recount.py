@@ -453,6 +453,35 @@ def test_the_original_fails_to_train_in_exact_integers():
     assert c["readings"]["exact arithmetic"]["verdict"] == SUP
 
 
+def test_the_crosstalk_recounts_from_its_result_file():
+    """crosstalk (Sec. 5.3): per network of ``mnist/crosstalk.json``, the pre-registered rule
+    (``predictions/2026-11-29-crosstalk.md``: graded when the accuracy with crosstalk is at least 0.5; negligible
+    when the two accuracies differ by at most 1 percentage point and the predictions agree on at least 98 %) from
+    the integer counts, the outcome and the verdict."""
+    c = next(c for c in _card()["claims"] if c["id"] == "crosstalk")
+    (label, g), = c["readings"].items()
+    path = RESULTS / "mnist" / "crosstalk.json"
+    if not path.exists():
+        assert g["verdict"] == "not tested" and not g["items"]
+        return
+    nets = json.loads(path.read_text())["networks"]
+    assert [it["item"] for it in g["items"]] == [r["network"] for r in nets]
+    counted = []
+    for it, r in zip(g["items"], nets):
+        assert 0 <= r["agree"] <= r["n_test"] == 10000 and 0 <= r["correct_ff"] <= r["n_test"], r
+        a, f, agree = r["correct_auto"] / r["n_test"], r["correct_ff"] / r["n_test"], r["agree"] / r["n_test"]
+        if not r["finite"] or a < 0.5:
+            want = NOT
+        else:
+            want = SUP if abs(a - f) <= 0.01 and agree >= 0.98 else REF
+            counted.append(want)
+        assert it["outcome"] == want and it["n"] == r["n"], (it, r)
+        assert f"{100 * a:.2f} % with the crosstalk, {100 * f:.2f} % without" in it["note"]
+        assert f"agree on {100 * agree:.2f} % of" in it["note"]
+    assert g["total"] == len(counted) and g["supported"] == counted.count(SUP) and g["refuted"] == counted.count(REF)
+    assert g["verdict"] == ("not tested" if not counted else REF if REF in counted else SUP)
+
+
 def test_upper_edges_and_best_cells_beside_every_centre_test():
     """measurements.beside_centres (issue 43): per centre test, reading and (network, grid, N), the n whose
     region recalls, their centres, edges and best cells (from the entries recounted above), the decades

@@ -459,7 +459,7 @@ def summary_figure(card, heads=None, *, width=6.88):
 
     heads = heads or {}
     labels = []
-    for task in ("aa", "mnist", "secondary", "theory"):  # the autoassociative readings first, exact last
+    for task in ("aa", "mnist", "secondary", "run", "theory"):  # the autoassociative readings first, exact last
         for c in card["claims"]:
             if c["task"] == task:
                 labels += [k for k in c["readings"] if k not in labels]
