@@ -179,8 +179,12 @@ class CpuFit:
         autoassociative fits differed between 1 and 2 threads). A product that fails is computed whole.
         """
         rng = np.random.default_rng(0)
-        a[...] = rng.standard_normal(a.shape)
-        b[...] = rng.standard_normal(b.shape)
+        for x in (a, b):  # in place, no temporary of the operands' size (a fit keeps within its memory budget)
+            if x.flags.c_contiguous:
+                rng.standard_normal(dtype=x.dtype, out=x)
+            else:
+                for row in x:
+                    row[...] = rng.standard_normal(row.shape, dtype=x.dtype)
         limit = cpu_kernels.one_blas_thread() if self.blas_one else None
         with limit or contextlib.nullcontext():
             whole = a @ b
