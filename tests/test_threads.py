@@ -341,6 +341,23 @@ def test_the_first_float32_compilation_says_so_where_the_cache_holds_only_float6
     for dtype in ("float32", "float64"):
         again = _python(_COMPILE_F32.format(dtype=dtype), NUMBA_CACHE_DIR=cache)
         assert again.returncode == 0 and "damlite: compiling" not in again.stderr, again.stderr
+    other = _python(_COMPILE_F32.format(dtype="float64").replace("n=2,", "n=20,"), NUMBA_CACHE_DIR=cache)
+    assert other.returncode == 0 and "damlite: compiling" not in other.stderr, other.stderr  # one more kernel: silent
+
+
+def test_the_cache_check_reads_the_dtypes_of_the_cached_kernels():
+    """The first-compile line's check: numba's index of the package's cache names the argument types of each
+    cached kernel; after a float64 fit it holds float64 kernels and no float16 one."""
+    import damlite
+    from damlite.kernels import _cpu_numba
+
+    patterns = np.where(np.random.default_rng(0).random((4, 16)) < 0.5, -1.0, 1.0)
+    damlite.DenseAssociativeMemory(4, n=2, epochs=1, dtype="float64", backend="numpy", random_state=0).fit(patterns)
+    where = _cpu_numba.cache_dir()
+    if where is None:
+        pytest.skip("no writable numba cache here")
+    assert _cpu_numba._cached_kernels(where) and _cpu_numba._cached_kernels(where, "float64")
+    assert not _cpu_numba._cached_kernels(where, "float16")
 
 
 # ------------------------------------------------------------ the products' cuts and the thread count

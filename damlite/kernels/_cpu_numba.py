@@ -98,8 +98,10 @@ def _cached_kernels(where, dtype=None) -> bool:
                 _, overloads = pickle.loads(f.read())
         except Exception:  # noqa: BLE001 - an index numba would not read either: not counted
             continue
-        if any(f"array({dtype}," in str(key[0] if isinstance(key, tuple) else key) for key in overloads):
-            return True
+        for key in overloads:  # numba's key: (the argument types, the target, hashes of the code)
+            sig = key[0] if isinstance(key, tuple) and key and isinstance(key[0], tuple) else ()
+            if any(isinstance(t, numba.types.Array) and str(t.dtype) == dtype for t in sig):
+                return True
     return False
 
 
