@@ -464,7 +464,7 @@ def summary_figure(card, heads=None, *, width=6.88):
             if c["task"] == task:
                 labels += [k for k in c["readings"] if k not in labels]
     cs = card["claims"]
-    fig, ax = plt.subplots(figsize=(width, 0.2 * len(cs) + 1.7))
+    fig, ax = plt.subplots(figsize=(width, 0.15 * len(cs) + 1.5))
     for i, c in enumerate(cs):
         for j, label in enumerate(labels):
             g = c["readings"].get(label)
