@@ -13,7 +13,7 @@ import numpy as np
 
 from . import claims as C
 from .claims import NOT_COUNTED, REFUTED, SUPPORTED
-from .grading import _add_row, _interval, _item, _past, per_n, recalls
+from .grading import _add_row, _interval, _item, _past, all_finite, per_n, recalls
 
 __all__ = ["CROSSTALK", "alpha_not_required", "coarse_misses_large_n", "crosstalk_negligible", "double_breaks",
            "fails_to_train", "norm_near1_dims", "precision_limits", "scales_seen", "sizes_similar", "theorems_hold"]
@@ -167,14 +167,7 @@ def alpha_not_required(r):
     instability is still a concern [...] In practice, we found this was not required": per n the
     normalized network ran (every grid, N = 100 and 250), every run with alpha = 1/N stayed finite (no
     overflow, no NaN: the records' finite flag), so no run asked for another alpha."""
-    finite = r.extra.get("finite", {})
-
-    def test(e):
-        t = finite.get((e["network"], e["n"], e["grid"], e["N"]))
-        if t is None:
-            return None
-        bad = int(np.sum(t.stack < 1))
-        return (SUPPORTED if bad == 0 else REFUTED), f"{bad} of {t.stack.size} runs not finite"
+    test = all_finite(r)
     grids = ("coarse", "fine", "wide")
     items, entries = per_n(r, "normalized", r.ns("normalized"), grids, test)
     more = per_n(r, "normalized", r.ns("normalized", N=250), grids, test, N=250)
