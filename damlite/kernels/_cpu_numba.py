@@ -21,7 +21,6 @@ from numba.extending import intrinsic
 from . import _scalar
 from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 
-prange = numba.prange
 
 
 def _probe():  # pragma: no cover - never called: numba's cache locator is asked where it would cache it
@@ -694,8 +693,18 @@ def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, 
     kernel = _LOSS_GRAD.get(key)
     if kernel is None:
         kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)
-    kernel(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, n, two_m, want_grad, chunk, loss_part,
-           r, grad_part, j_lo, j_hi)
+    kernel(d, d_g, d_b, w, _read_only(xs), x_g, x_b, _read_only(targets), b_in, b_out, consts, kind, n, two_m, want_grad,
+           chunk, loss_part, r, grad_part, j_lo, j_hi)
+
+
+def _read_only(a):
+    """``a`` as a read-only view. numba types an array's writeability, so the same kernel called with a
+    writable and with a read-only input (a caller's data, a broadcast) compiles twice (~5 s each); the
+    inputs the kernel only reads always arrive read-only: one compile."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
 
 
 @njit
@@ -741,12 +750,14 @@ def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, ma
     return max_sweeps, False, nan_seen
 
 
-@njit(parallel=True)
+@njit(nogil=True)
 def relax(w, d0, d_g, d_b, states, orders, scale, consts, kind, n, zero_sign, max_sweeps, sweeps_used, converged,
-          nan_seen):
-    """Asynchronous sweeps of each (network, state) until a sweep flips nothing; w = 2 zeta, (G, N, K)."""
-    G, B = states.shape[0], states.shape[1]
-    for job in prange(G * B):
+          nan_seen, lo, hi):
+    """Asynchronous sweeps of each (network, state) until a sweep flips nothing, for the jobs ``lo`` to ``hi``
+    (job g B + b: state b of network g); w = 2 zeta, (G, N, K). Jobs are independent: :func:`damlite.kernels.
+    cpu_kernels.run_parts` spreads them over threads, and a state's result does not depend on the split."""
+    B = states.shape[1]
+    for job in range(lo, hi):
         g = job // B
         b = job % B
         used, stable, nan = _relax_one(w, d0[g * d_g + b * d_b], states, orders, g, b, scale[g], consts, kind, n,

@@ -56,17 +56,14 @@ size: its bits depend on it alone.
 
 Threads and determinism
 -----------------------
-The loss kernel, the optimiser step and the whole-epoch path run on one pool of
+The loss kernel, the optimiser step, relaxation and the whole-epoch path run on one pool of
 threads per process (:func:`run_parts`): the kernels are compiled to release the GIL, the
-calling thread runs the first part of the work, the others take the rest. Relaxation runs
-numba's ``prange`` (its threading layer: a fork-safe one unless ``NUMBA_THREADING_LAYER``
-says otherwise). The thread count is one per process, whichever thread calls damlite
+calling thread runs the first part of the work, the others take the rest (no numba
+``prange``: no threading layer to abort a forked process or concurrent callers, and a kernel
+compiles in seconds, not tens of seconds). The thread count is one per process, whichever thread calls damlite
 (a thread pool, a GUI, dask's threaded scheduler): :func:`set_num_threads`'s, else
 ``NUMBA_NUM_THREADS``, else the first entry of ``OMP_NUM_THREADS``, else one thread in a
-multiprocessing worker (the sweep engine's ``--workers``) and all cores elsewhere. numba
-keeps its own count per thread, so relaxation sets it in the calling thread at each call;
-relaxations called from several threads at once take turns (numba's fork-safe layer where
-TBB is missing, ``workqueue``, aborts the process on concurrent parallel launches).
+multiprocessing worker (the sweep engine's ``--workers``) and all cores elsewhere.
 Both variables are checked before numba is imported: a value that is not a count (or
 ``NUMBA_NUM_THREADS`` above :func:`max_threads`) is refused with one line (ValueError)
 instead of an abort inside numba, LLVM or the C library. A call splits its work only where
@@ -192,8 +189,6 @@ def _load() -> bool:
             _fail(f"numba failed to import: {type(exc).__name__}: {exc}")
         return False
     try:
-        if not os.environ.get("NUMBA_THREADING_LAYER"):  # the sweep engine's process pool forks: GNU OpenMP
-            nb.config.THREADING_LAYER = "forksafe"  # (numba's usual layer on Linux) aborts a forked child's prange
         from . import _cpu_numba  # noqa: PLC0415
 
         _kernels = _cpu_numba
@@ -216,16 +211,11 @@ def available() -> bool:
 
 
 def description() -> str:
-    """What computes on the CPU, e.g. ``"numba 0.68.1 (2 threads; relaxation on workqueue)"`` or ``"numpy"``
-    (numba's threading layer, which only relaxation uses, once it has run)."""
+    """What computes on the CPU, e.g. ``"numba 0.68.1 (2 threads)"`` or ``"numpy"``."""
     if not available():
         return "numpy"
-    try:
-        layer = f"; relaxation on {numba.threading_layer()}"
-    except ValueError:  # no parallel kernel has run yet
-        layer = ""
     n = num_threads()
-    return f"numba {numba.__version__} ({n} thread{'' if n == 1 else 's'}{layer})"
+    return f"numba {numba.__version__} ({n} thread{'' if n == 1 else 's'})"
 
 
 def num_threads() -> int:
@@ -318,13 +308,6 @@ def _limit() -> int:
     return _threads[1]
 
 
-def _numba_threads(n):
-    """numba's thread count for the parallel kernels (relaxation's ``prange``) in the calling thread: numba
-    keeps one per thread, so it is set here, at each call, in whichever thread calls (~2 us)."""
-    if numba.get_num_threads() != n:
-        numba.set_num_threads(n)
-
-
 def interaction_code(interaction):
     """(kind, n, slope) for a built-in interaction, or None (use the NumPy path)."""
     from ..interactions import Exponential, LeakyRectifiedPolynomial, Polynomial, RectifiedPolynomial  # noqa: PLC0415
@@ -341,23 +324,12 @@ def interaction_code(interaction):
     return None
 
 
-def call(name, *args, threads=None):
-    """Run kernel ``name``; True, or on any failure (compiling, caching, ...) turn the kernels off and return None.
-
-    ``threads``: numba's thread count for a parallel kernel (relaxation), set in the calling thread.
-    """
-    if threads is None:
-        return run_parts(name, 1, lambda t: args)
-
-    def parallel(*a):
-        with _parallel_lock:  # one caller at a time: numba's workqueue layer aborts on concurrent launches
-            _numba_threads(threads)
-            kernel(name)(*a)
-    parallel.__name__ = name
-    return run_parts(parallel, 1, lambda t: args)
+def call(name, *args):
+    """Run kernel ``name`` on the calling thread; True, or on any failure (compiling, caching, ...) turn the kernels
+    off and return None."""
+    return run_parts(name, 1, lambda t: args)
 
 
-_parallel_lock = threading.Lock()
 _team = None  # (pid, workers, ThreadPoolExecutor): the kernel threads of this process
 
 
@@ -420,8 +392,9 @@ def run_parts(name, parts, args):
 #:   x neurons: split alone, faster from 4e7-1.6e8 (not up to 8e6 for N = M = K = 100); kept at Krotov's
 #:   7.9e7, where it is split beside his first step;
 #: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5;
-#: * ``"relax"``: relaxation (numba's ``prange``), states x networks x memories x neurons: faster from 2e4
-#:   (N = K = 100; 25 states: at every size, from 1.6e3).
+#: * ``"relax"``: relaxation, states x networks x memories x neurons: faster from 2e4 (N = K = 100; 25 states: at
+#:   every size, from 1.6e3; measured when relaxation ran numba's ``prange``, whose start costs about what the
+#:   pool's does).
 MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 600_000, "relax": 20_000}
 
 
@@ -708,10 +681,12 @@ def relax_async_bipolar(memories, states, orders, scale, code, zero_sign, max_sw
     with blas_within_limit():
         d0, d_g, d_b = similarities(memories, out)
     consts = _consts(dtype, 0, 1, 2, n, slope, 0)  # no flush to zero: every decision as the NumPy path's
-    threads = threads_for(G * B * K * N, G * B, "relax")
-    ok = call("relax", np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1))), d0, d_g, d_b, out,
-              np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype), consts, kind, n,
-              tie, int(max_sweeps), sweeps_used, converged, nan_seen, threads=threads)
+    parts = threads_for(G * B * K * N, G * B, "relax")
+    cut = spans(G * B, parts)
+    w = np.ascontiguousarray(2 * np.transpose(memories, (0, 2, 1)))
+    orders, scale = np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(scale, dtype=dtype)
+    ok = run_parts("relax", parts, lambda t: (w, d0, d_g, d_b, out, orders, scale, consts, kind, n, tie, int(max_sweeps),
+                                              sweeps_used, converged, nan_seen, cut[t], cut[t + 1]))
     if ok is None:
         return None
     finite = ~nan_seen.reshape(G, B).any(axis=1)
