@@ -410,7 +410,7 @@ def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, on
     return s
 
 
-@njit(inline="always")
+@njit
 def _flip(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush, fused):
     """sum_k [fu_k - F(scale (d_k - w_k x))], with F'(scale (d_k - w_k x)) in ``dfo``; unless ``fused``,
     also oth = d - w x and fo = F(scale oth), and the sum in :func:`_sum_diff`'s fixed order.
