@@ -90,10 +90,12 @@ def simulated():
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # the CUDA simulator's run takes ~33 s; CI's full suite runs it
 def test_simulated_kernels_ran(simulated):
     assert simulated["status"].startswith("numba-cuda fused kernels")
 
 
+@pytest.mark.slow  # the CUDA simulator (~33 s); CI's full suite runs it
 @pytest.mark.parametrize("name", [c[0] for c in CASES] + ["lanes"])
 def test_simulated_kernels_match_reference(simulated, name):
     """The row-wise kernels (and, once per interaction, the three-pass ones) against the reference path."""

@@ -260,6 +260,7 @@ def _recount_claim(claim, label, graded, card):
     return checked
 
 
+@pytest.mark.slow  # ~17 s: every region of every claim recounted; CI's full suite runs it
 def test_every_region_outcome_and_verdict_of_the_scorecard_recounts():
     card = _card()
     checked = 0

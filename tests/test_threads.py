@@ -303,6 +303,7 @@ assert cpu_kernels.palette(x) is not None
 """
 
 
+@pytest.mark.slow  # ~20 s: three compiles in empty caches; CI's full suite runs it
 def test_the_first_compilation_in_a_cache_says_so_once(tmp_path):
     """An empty cache: one line on stderr naming the cache (several kernels compiled, one line); the same cache
     again: nothing; another empty cache with DAMLITE_QUIET=1: nothing. (palette: a small kernel, quick to compile.)"""
