@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+from parallel_chapters import jobs  # a sibling in _ext (Sphinx puts _ext on the path)
+
 WARM_UP = """
 import sys, numpy as np, damlite
 rng = np.random.default_rng(0)
@@ -28,7 +30,7 @@ DTYPES = ("float64", "float32")
 
 def setup(app):
     env = {**os.environ, "DAMLITE_QUIET": "1", "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"}
-    side_by_side = (os.cpu_count() or 1) >= len(DTYPES)
+    side_by_side = jobs() >= len(DTYPES)  # the chapters' reading processes: as many at once
     running = []
     try:
         for dtype in DTYPES:

@@ -6,6 +6,7 @@ is derived from that file and compared against it.
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -500,3 +501,28 @@ def test_kernel_free_explorers_reach_the_page(entry, call):
     assert cells, f"{entry}: no {call} cell"
     assert not {"remove-output", "remove-cell", "hide-output"} & set(cells[0].metadata.get("tags", [])), (
         f"{entry}: the static explorer's output must be shown")
+
+
+def test_the_chapters_are_read_by_at_most_the_cores(monkeypatch):
+    """_ext/parallel_chapters.py: min(cores, 4) reading processes, DAMLITE_BOOK_JOBS from 1 to the cores (anything
+    else refused in one line), and only the two extensions whose code was read declared parallel-safe."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    ext = _load_script(ROOT / "_ext" / "parallel_chapters.py")
+    cores = os.cpu_count() or 1
+    monkeypatch.delenv("DAMLITE_BOOK_JOBS", raising=False)
+    assert ext.jobs() == min(cores, ext.MOST)
+    monkeypatch.setenv("DAMLITE_BOOK_JOBS", "1")
+    assert ext.jobs() == 1
+    for bad in ("0", str(cores + 1), "two", "-1", "1.5"):
+        monkeypatch.setenv("DAMLITE_BOOK_JOBS", bad)
+        with pytest.raises(ValueError, match=r"DAMLITE_BOOK_JOBS must be a whole number from 1 to \d+"):
+            ext.jobs()
+    monkeypatch.setenv("DAMLITE_BOOK_JOBS", "1")
+    declared = {"sphinx_multitoc_numbering": None, "sphinx_jupyterbook_latex": None, "unread": None, "unsafe": False}
+    app = SimpleNamespace(parallel=0, extensions={k: SimpleNamespace(parallel_read_safe=v) for k, v in declared.items()})
+    ext._configure(app, None)
+    assert app.parallel == 1
+    assert {k: v.parallel_read_safe for k, v in app.extensions.items()} == {
+        "sphinx_multitoc_numbering": True, "sphinx_jupyterbook_latex": True, "unread": None, "unsafe": False}
+    assert CONFIG["sphinx"]["local_extensions"]["parallel_chapters"] == "_ext"
