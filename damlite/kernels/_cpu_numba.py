@@ -693,18 +693,17 @@ def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, 
     kernel = _LOSS_GRAD.get(key)
     if kernel is None:
         kernel = _LOSS_GRAD[key] = _loss_grad_kernel(*key)
-    kernel(d, d_g, d_b, w, _read_only(xs), x_g, x_b, _read_only(targets), b_in, b_out, consts, kind, n, two_m, want_grad,
+    kernel(d, d_g, d_b, w, _writable(xs), x_g, x_b, _writable(targets), b_in, b_out, consts, kind, n, two_m, want_grad,
            chunk, loss_part, r, grad_part, j_lo, j_hi)
 
 
-def _read_only(a):
-    """``a`` as a read-only view. numba types an array's writeability, so the same kernel called with a
-    writable and with a read-only input (a caller's data, a broadcast) compiles twice (~5 s each); the
-    inputs the kernel only reads always arrive read-only: one compile."""
-    if a.flags.writeable:
-        a = a.view()
-        a.flags.writeable = False
-    return a
+def _writable(a):
+    """``a``, or a copy of it where it is read-only. numba types an array's writeability: a read-only input (a
+    caller's data, a broadcast) compiled the kernel a second time (~5 s) and ran that other build, slower (float64
+    Krotov epochs 7-28 % in bench/results/kernel-ab-2026-11-29-readonly.json) and not bound to the same bits. In a
+    fit the inputs are writable work arrays, so the rare read-only one is copied (rows x evaluated neurons) and
+    every call runs the one build."""
+    return a if a.flags.writeable else np.array(a)
 
 
 @njit
