@@ -815,3 +815,26 @@ def test_a_cache_that_cannot_be_read_or_written_compiles_in_memory(monkeypatch):
         assert kernel(2.0) == 3.0
     assert kernel(5.0) == 6.0 and cpu_kernels._failure is None
     assert isinstance(_cpu_numba.relax._cache, _cpu_numba._TolerantCache)  # every kernel of the module
+
+
+def test_a_read_only_input_runs_the_build_fits_run(monkeypatch):
+    """Read-only states and targets (a caller's data, a broadcast) are copied for the loss kernel, not given a build
+    of their own (numba types writeability): the same bits as writable ones, and no signature with a read-only
+    input (a second ~5 s compile, whose bits need not be the fits')."""
+    if not cpu_kernels.available():
+        pytest.skip("the numba kernels are off here")
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    rng = np.random.default_rng(4)
+    mem = rng.normal(0, 0.3, (2, 6, 9))
+    X = np.where(rng.random((7, 9)) < 0.5, -1.0, 1.0)
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    F = make_interaction("rectified_polynomial", 3)
+    writable = loss_and_gradient(mem, X, X, F, 0.2, 0.3)
+    read_only = loss_and_gradient(mem, frozen, frozen, F, 0.2, 0.3)
+    for a, b in zip(writable, read_only):
+        np.testing.assert_array_equal(a, b)
+    kernel = _cpu_numba._LOSS_GRAD[_cpu_numba.loss_grad_key(cpu_kernels.RECTIFIED, 3)]
+    assert kernel.signatures and all(sig[4].mutable and sig[7].mutable for sig in kernel.signatures)

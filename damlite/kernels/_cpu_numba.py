@@ -699,10 +699,11 @@ def loss_grad(d, d_g, d_b, w, xs, x_g, x_b, targets, b_in, b_out, consts, kind, 
 
 def _writable(a):
     """``a``, or a copy of it where it is read-only. numba types an array's writeability: a read-only input (a
-    caller's data, a broadcast) compiled the kernel a second time (~5 s) and ran that other build, slower (float64
-    Krotov epochs 7-28 % in bench/results/kernel-ab-2026-11-29-readonly.json) and not bound to the same bits. In a
-    fit the inputs are writable work arrays, so the rare read-only one is copied (rows x evaluated neurons) and
-    every call runs the one build."""
+    caller's data, a broadcast) compiled the kernel a second time (~5 s) and ran that other build, whose bits need
+    not be the fits'. In a fit the inputs are writable work arrays, so the rare read-only one is copied (rows x
+    evaluated neurons) and every call runs the one build. (Speed: making every input read-only instead ran Krotov's
+    float64 epoch 1.07-1.28x fbc5a66's in three rounds, bench/results/kernel-ab-2026-11-29-readonly.json, but the
+    same build against itself spread 0.79-1.19x, kernel-ab-2026-11-29-writable.json: not told apart.)"""
     return a if a.flags.writeable else np.array(a)
 
 
