@@ -526,3 +526,27 @@ def test_the_chapters_are_read_by_at_most_the_cores(monkeypatch):
     assert {k: v.parallel_read_safe for k, v in app.extensions.items()} == {
         "sphinx_multitoc_numbering": True, "sphinx_jupyterbook_latex": True, "unread": None, "unsafe": False}
     assert CONFIG["sphinx"]["local_extensions"]["parallel_chapters"] == "_ext"
+
+
+def test_the_book_warm_up_compiles_each_listed_kernel_once(monkeypatch):
+    """_ext/kernel_cache.py: every listed loss kernel a distinct numba build, each in exactly one block, each dtype's
+    relaxation in exactly one block, never more blocks than reading processes."""
+    import sys  # noqa: PLC0415
+
+    from damlite.kernels import _cpu_numba, cpu_kernels  # noqa: PLC0415
+    from damlite.interactions import make_interaction  # noqa: PLC0415
+
+    monkeypatch.syspath_prepend(str(ROOT / "_ext"))  # kernel_cache imports its sibling, as Sphinx lets it
+    monkeypatch.delitem(sys.modules, "parallel_chapters", raising=False)
+    ext = _load_script(ROOT / "_ext" / "kernel_cache.py")
+    builds = set()
+    for interaction, n, dtype in ext.BOOK_KERNELS:
+        kind, n_, _ = cpu_kernels.interaction_code(make_interaction(interaction, n))
+        builds.add((_cpu_numba.loss_grad_key(kind, n_), dtype))
+    assert len(builds) == len(ext.BOOK_KERNELS)
+    for processes in (1, 2, 3, 4, 64):
+        parts = ext.blocks(processes=processes)
+        assert 1 <= len(parts) <= processes
+        assert sorted(k for part, _ in parts for k in part) == sorted(ext.BOOK_KERNELS)
+        relaxed = [d for _, relax in parts for d in relax]
+        assert sorted(relaxed) == sorted({d for _, _, d in ext.BOOK_KERNELS})
