@@ -59,8 +59,8 @@ Threads and determinism
 The loss kernel, the optimiser step, relaxation and the whole-epoch path run on one pool of
 threads per process (:func:`run_parts`): the kernels are compiled to release the GIL, the
 calling thread runs the first part of the work, the others take the rest (no numba
-``prange``: no threading layer to abort a forked process or concurrent callers, and a kernel
-compiles in seconds, not tens of seconds). The thread count is one per process, whichever thread calls damlite
+``prange``: no threading layer to abort a forked process or concurrent callers, and relaxation's
+kernel compiles ~5 s sooner). The thread count is one per process, whichever thread calls damlite
 (a thread pool, a GUI, dask's threaded scheduler): :func:`set_num_threads`'s, else
 ``NUMBA_NUM_THREADS``, else the first entry of ``OMP_NUM_THREADS``, else one thread in a
 multiprocessing worker (the sweep engine's ``--workers``) and all cores elsewhere.
@@ -393,8 +393,7 @@ def run_parts(name, parts, args):
 #:   7.9e7, where it is split beside his first step;
 #: * ``"step"``: the optimiser step, networks x memories x neurons: faster from 5.9e5;
 #: * ``"relax"``: relaxation, states x networks x memories x neurons: faster from 2e4 (N = K = 100; 25 states: at
-#:   every size, from 1.6e3; measured when relaxation ran numba's ``prange``, whose start costs about what the
-#:   pool's does).
+#:   every size, from 1.6e3; measured when relaxation ran numba's ``prange``, not again on the pool).
 MIN_WORK = {"front": 20_000_000, "loss": 100_000_000, "back": 50_000_000, "step": 600_000, "relax": 20_000}
 
 
