@@ -22,7 +22,6 @@ from . import _scalar
 from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 
 
-
 def _probe():  # pragma: no cover - never called: numba's cache locator is asked where it would cache it
     return 0
 
