@@ -121,6 +121,44 @@ def pytest_addoption(parser):
                      help="damlite's full suite: the tests marked slow too (CI runs it)")
 
 
+#: The loss kernels the fast run meets in its own processes, one numba build each (per interaction kind, bit length
+#: of n - 1 and dtype), as a logged run listed them (2026-11-29: 25 builds), named by an n of each bit length.
+TEST_KERNELS = tuple(
+    [(kind, n, "float32") for kind, ns in (("polynomial", (3, 20, 40)), ("rectified_polynomial", (3, 5, 20)),
+                                           ("exponential", (1,))) for n in ns]
+    + [(kind, n, "float64") for kind, ns in (("polynomial", (1, 2, 3, 5, 10, 20, 40)),
+                                             ("rectified_polynomial", (1, 2, 3, 5, 10, 20)),
+                                             ("leaky_rectified_polynomial", (1, 2, 3, 5)), ("exponential", (1,)))
+       for n in ns]
+)
+
+
+def pytest_sessionstart(session):
+    """The whole suite on several workers (the README's command): its kernels compiled first, once each, split over
+    the workers' count of processes (damlite.kernels._warm_up), instead of by whichever worker meets each first, some
+    twice at once. Not for a run of chosen files or on one process: those compile what they meet."""
+    config = session.config
+    workers = getattr(config.option, "numprocesses", None)
+    if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 2:
+        return
+    if [str(a) for a in config.args] != list(config.getini("testpaths")):
+        return
+    from damlite.kernels import cpu_kernels  # noqa: PLC0415
+    from damlite.kernels._warm_up import compile_ahead  # noqa: PLC0415
+
+    if not cpu_kernels.available():
+        return
+    import time  # noqa: PLC0415
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    start = time.perf_counter()
+    done = compile_ahead(TEST_KERNELS, workers)
+    if reporter is not None:
+        reporter.write_line(f"damlite: the CPU kernels the tests run compiled or found in numba's cache in "
+                            f"{time.perf_counter() - start:.0f} s ({min(workers, os.cpu_count() or 1)} processes"
+                            f"{'' if done else '; some failed: the tests compile those'})")
+
+
 def pytest_report_header(config):
     if not config.getoption("--full"):
         return ["damlite: the fast run (slow tests left out); --full runs the full suite"]

@@ -529,24 +529,25 @@ def test_the_chapters_are_read_by_at_most_the_cores(monkeypatch):
 
 
 def test_the_book_warm_up_compiles_each_listed_kernel_once(monkeypatch):
-    """_ext/kernel_cache.py: every listed loss kernel a distinct numba build, each in exactly one block, each dtype's
-    relaxation in exactly one block, never more blocks than reading processes."""
+    """_ext/kernel_cache.py's list: every listed loss kernel a distinct numba build; split in blocks
+    (damlite.kernels._warm_up), each in exactly one block, each dtype's relaxation in exactly one, never more blocks
+    than processes."""
     import sys  # noqa: PLC0415
 
-    from damlite.kernels import _cpu_numba, cpu_kernels  # noqa: PLC0415
     from damlite.interactions import make_interaction  # noqa: PLC0415
+    from damlite.kernels import _cpu_numba, cpu_kernels  # noqa: PLC0415
+    from damlite.kernels._warm_up import blocks  # noqa: PLC0415
 
     monkeypatch.syspath_prepend(str(ROOT / "_ext"))  # kernel_cache imports its sibling, as Sphinx lets it
     monkeypatch.delitem(sys.modules, "parallel_chapters", raising=False)
-    ext = _load_script(ROOT / "_ext" / "kernel_cache.py")
+    listed = _load_script(ROOT / "_ext" / "kernel_cache.py").BOOK_KERNELS
     builds = set()
-    for interaction, n, dtype in ext.BOOK_KERNELS:
+    for interaction, n, dtype in listed:
         kind, n_, _ = cpu_kernels.interaction_code(make_interaction(interaction, n))
         builds.add((_cpu_numba.loss_grad_key(kind, n_), dtype))
-    assert len(builds) == len(ext.BOOK_KERNELS)
+    assert len(builds) == len(listed)
     for processes in (1, 2, 3, 4, 64):
-        parts = ext.blocks(processes=processes)
+        parts = blocks(listed, processes)
         assert 1 <= len(parts) <= processes
-        assert sorted(k for part, _ in parts for k in part) == sorted(ext.BOOK_KERNELS)
-        relaxed = [d for _, relax in parts for d in relax]
-        assert sorted(relaxed) == sorted({d for _, _, d in ext.BOOK_KERNELS})
+        assert sorted(k for part, _ in parts for k in part) == sorted(listed)
+        assert sorted(d for _, relax in parts for d in relax) == sorted({d for _, _, d in listed})
