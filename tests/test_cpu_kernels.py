@@ -163,6 +163,54 @@ def test_a_fits_bits_depend_on_the_fit_alone(monkeypatch):
     assert set(built) == {(kind, 2), (kind, 5)}
 
 
+def test_every_kernel_function_states_its_fastmath_flags():
+    """numba builds a function that states no fastmath flags with those of the first caller that needs it, and every
+    later caller runs that build: the loss kernels (reassoc) and relaxation (none) share functions, so a fit's bits
+    depended on what had been compiled first. Every numba function of the kernels states its flags."""
+    import numba  # noqa: PLC0415
+
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    functions = {name: f for name, f in vars(_cpu_numba).items() if isinstance(f, numba.core.dispatcher.Dispatcher)}
+    functions["loss kernel"] = _cpu_numba._loss_grad_kernel(None, None)
+    assert {"_tanh", "_flip_slow", "_row_outputs", "relax"} <= set(functions)
+    unstated = sorted(name for name, f in functions.items() if "fastmath" not in f.targetoptions)
+    assert not unstated, f"no fastmath flags stated: {unstated}"
+    assert functions["loss kernel"].targetoptions["fastmath"] == {"reassoc"}
+    assert functions["_tanh"].targetoptions["fastmath"] is False
+
+
+_ORDER = """
+import sys, hashlib, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+import damlite
+from damlite.kernels import _cpu_numba
+rng = np.random.default_rng(1)
+X = np.where(rng.random((30, 40)) < 0.5, -1.0, 1.0)
+if sys.argv[1] == "others first":  # relaxation (no flags) and tanh alone compiled before the loss kernel (reassoc)
+    damlite.DenseAssociativeMemory(4, interaction="polynomial", n=3, epochs=1, random_state=0).fit(X[:4]).relax(X[:2])
+    _cpu_numba._tanh(0.5)
+dam = damlite.DenseAssociativeMemory(12, interaction="exponential", n=1, epochs=3, variant="original",
+                                     dtype="float64", random_state=0).fit(X)
+print("BITS", hashlib.sha256(np.ascontiguousarray(dam.memories_).tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_a_fits_bits_do_not_depend_on_what_the_process_compiled_first(tmp_path):
+    """The exponential interaction's fit (its loss kernel calls a function that relaxation also calls) in two fresh
+    processes with empty caches, one compiling relaxation and tanh first: the same bits (before: 296 of 480
+    memory entries differed after one epoch, by the last bit, on this fit)."""
+    bits = []
+    for i, order in enumerate(("fit first", "others first")):
+        out = _subprocess(f"import sys; sys.argv[1:] = [{order!r}]\n" + _ORDER,
+                          env={"NUMBA_CACHE_DIR": str(tmp_path / f"cache{i}"), "DAMLITE_QUIET": "1"})
+        assert out.returncode == 0, out.stderr
+        bits.append(_parse(out)[0]["BITS"])
+    assert bits[0] == bits[1]
+
+
 def test_exact_ties_follow_the_zero_sign_convention(monkeypatch):
     """Memories of +-1 entries give exact integer sums: Delta = 0 ties are decided by sign(0)."""
     rng = np.random.default_rng(3)
@@ -677,12 +725,19 @@ def test_tanh_is_within_1_3_ulp_of_mpmath_and_keeps_its_bits_in_a_reassoc_caller
 
     from damlite.kernels import _cpu_numba  # noqa: PLC0415
 
+    alone = numba.njit(cache=False, error_model="numpy", fastmath=False)(_cpu_numba._tanh.py_func)
+
     def each(h, out):
         for i in range(h.shape[0]):
             out[i] = _cpu_numba._tanh(h[i])
 
-    plain = numba.njit(cache=False, error_model="numpy")(each)
+    def each_alone(h, out):
+        for i in range(h.shape[0]):
+            out[i] = alone(h[i])
+
+    # the reassoc caller first: a function stating no flags would be built with the first caller's
     reassoc = numba.njit(cache=False, error_model="numpy", fastmath={"reassoc"})(each)
+    plain = numba.njit(cache=False, error_model="numpy")(each_alone)
     x = _tanh_values()
     got, again = np.empty_like(x), np.empty_like(x)
     plain(x, got)

@@ -196,9 +196,17 @@ def _cache_failure(what, exc):
 
 def njit(fn=None, **kw):
     """numba.njit with this process's caching decision (a cache that fails compiles in memory:
-    :class:`_TolerantCache`) and NumPy's error model: a float division by zero gives inf or NaN (IEEE), as in
-    the NumPy path, not a ZeroDivisionError."""
+    :class:`_TolerantCache`), NumPy's error model (a float division by zero gives inf or NaN (IEEE), as in
+    the NumPy path, not a ZeroDivisionError) and no fastmath flags unless given.
+
+    The flags are always stated: numba compiles a function that states none with the fastmath flags of the caller
+    that first needs it, and keeps that build for every later caller with the same argument types (and in its
+    on-disk cache). :func:`_flip_slow` and :func:`_tanh`, called from the loss kernels (``reassoc``) and, for
+    :func:`_flip_slow`, from relaxation (none), were built either way, so a fit's last bits depended on what the
+    process (or the one that filled the cache) had compiled first (tests/test_cpu_kernels.py).
+    """
     kw.setdefault("error_model", "numpy")
+    kw.setdefault("fastmath", False)
 
     def build(f):
         dispatcher = numba.njit(f, cache=_CACHE, **kw)
@@ -339,11 +347,10 @@ def _sum_block(a, b, lo, n, acc, zero):
 def _sum_diff(a, b, acc, zero):
     """sum_k (a[k] - b[k]) in a fixed order: blocks of 128 in order, each as :func:`_sum_block`."""
     K = a.shape[0]
-    if K <= 128:
-        return _sum_block(a, b, 0, K, acc, zero)
-    s = _sum_block(a, b, 0, 128, acc, zero)
-    for lo in range(128, K, 128):
-        s += _sum_block(a, b, lo, min(128, K - lo), acc, zero)
+    s = zero
+    for lo in range(0, max(K, 1), 128):  # one call site (see _f_df); K = 0: one empty block, 0
+        block = _sum_block(a, b, lo, min(128, K - lo), acc, zero)
+        s = block if lo == 0 else s + block
     return s
 
 
@@ -379,10 +386,11 @@ def _f_df(o, kind, n1, nf, slope, zero, one, flush, NB, rect=False, top=False):
     """
     if rect:
         r = zero if o < flush else o
-        low = _power_bits(r, n1, one, NB, top)
+    else:
+        r = zero if ((kind != POLYNOMIAL and o <= zero) or abs(o) < flush) else o
+    low = _power_bits(r, n1, one, NB, top)  # one call site: numba copies an inlined function's IR at each one
+    if rect:
         return low * r, nf * low
-    r = zero if ((kind != POLYNOMIAL and o <= zero) or abs(o) < flush) else o
-    low = _power_bits(r, n1, one, NB, top)
     below = kind == LEAKY and o < zero
     f = slope * o if below else low * r
     return f, (slope if below else (zero if (kind == RECTIFIED and o <= zero) else nf * low))
@@ -461,33 +469,6 @@ def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, r
         fu[k], dfu[k] = _f_df(scale * drow[k], kind, n1, nf, slope, zero, one, flush, NB, rect, top)
 
 
-@njit(inline="always")
-def _row_passes_nb(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n1, nf, slope, zero, one, flush, oth, fo, NB,
-                   rect, top=False):
-    """One row's F(u), F'(u) and, for each evaluated neuron i, sum_k [F(u_k) - F(u'_k)] in ``accs[i]``
-    with F'(u'_i) in ``dfo[i]``: the own pass and the M flipped passes, exponent width ``NB``.
-
-    Called with the interaction's kind and ``NB`` constants, ``top`` True (:func:`_loss_grad_kernel`: n1 has
-    exactly NB bits), so that each pass is straight-line vector code writing to its own row of ``dfo``, only
-    the lower bits of ``n1`` selected at run time; ``rect`` as in :func:`_f_df`."""
-    _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect, top)
-    for i in range(wg.shape[0]):
-        accs[i] = _pass_nb(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], kind, n1, nf, slope, zero, one, flush,
-                           NB, True, rect, top)
-
-
-@njit(inline="always")
-def _row_passes_any(drow, wg, xrow, scale, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one, flush, scratch, oth,
-                    fo, zeros):
-    """:func:`_row_passes_nb` for any kind and exponent, the kind and n run-time values: a pass per step
-    (:func:`_flip_any`), summed in :func:`_sum_diff`'s fixed order (``scratch``, ``oth``, ``fo`` and ``zeros``,
-    K zeros, are work space). The exponential and n > 128 take it."""
-    _flip_any(drow, zeros, zero, scale, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one, flush)
-    for i in range(wg.shape[0]):
-        accs[i] = _flip_any(drow, wg[i], xrow[i], scale, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope, zero, one,
-                            flush)
-
-
 _ipow = njit(inline="always")(_scalar.ipow)
 
 #: tanh x = x + x z P(z) / Q(z), z = x**2, on |x| < 0.625: the rational form and coefficients of
@@ -511,8 +492,9 @@ def _tanh(v):
     rounds to 1 there); NaN stays NaN, -0.0 stays -0.0. Measured against mpmath (tests/test_cpu_kernels.py):
     within 1.3 units in the last place (the C library's tanh: 2.1), and ~3.7 ns a value in a loop
     against the C library's 20-28 ns per call, which also keeps a loop out of the vector lanes (a
-    Krotov-config epoch: 0.02 s less, bench/HISTORY.md). Compiled without fastmath flags, and called (not inlined by
-    numba), so that the caller's ``reassoc`` cannot regroup these sums (LLVM keeps each instruction's flags).
+    Krotov-config epoch: 0.02 s less, bench/HISTORY.md). Compiled without fastmath flags (stated, :func:`njit`), and
+    called (not inlined by numba), so that the caller's ``reassoc`` cannot regroup these sums (LLVM keeps each
+    instruction's flags).
     """
     x = np.float64(v)
     a = abs(x)
@@ -545,7 +527,7 @@ def _tanh(v):
     return small if a < 0.625 else big
 
 
-@njit(inline="always")
+@njit(nogil=True, fastmath={"reassoc"})
 def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, two_m, want_grad, act, cs):
     """One row's outputs C_i = tanh(b_out x_i accs_i) (:func:`_tanh`, in ``cs``), its loss (returned)
     and, if ``want_grad``, its part of the evaluated columns' gradient (added to ``gp`` (M, K)) and its
@@ -555,7 +537,11 @@ def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, tw
     ``accs[i]`` with i in ``act``; then gp[i] += 2 g_i F'(u'_i) and r = sum_i -g_i x_i F'(u'_i)
     + F'(u) sum_i g_i x_i, two neurons per pass over the K memories (the same sums in the same order
     as one at a time, with half the reads and writes of r).
+
+    Its own function, with the loss kernels' flags (and their vector width, :func:`_wide_vectors`): it does not
+    depend on the interaction, so it is compiled once per dtype, not inlined in each loss kernel.
     """
+    _wide_vectors(gp)
     M, K = dfo.shape
     zero, one, two, tm, err_flush, tiny = consts[0], consts[1], consts[2], consts[5], consts[7], consts[8]
     total = zero
@@ -608,13 +594,20 @@ def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, tw
 
 def _loss_grad_kernel(KIND, L):
     """The loss kernel for the polynomial kind ``KIND`` with an exponent n whose n - 1 has ``L`` bits (n <= 128):
-    :func:`_row_passes_nb` with the kind and the bit length constants, so each pass is straight-line vector code
-    with the L - 1 squarings of x**(n-1) unrolled and only the lower bits' products selected at run time
-    (``top``); one compile per (kind, bit length, dtype), ~2.5 s, cached on disk (numba keys a closure's
-    cache entry by the values it captures). n = 2, 3-4, 5-8, 9-16, 17-32, 33-64, 65-128 share a kernel,
-    and every n runs it, whatever the computation's size, so a fit's bits depend on the fit alone. With
-    ``KIND`` None: the kernel for any kind and n (:func:`_row_passes_any`: the exponential and n > 128).
-    Measured against kernels compiled per n (bench/HISTORY.md, 2026-11-29 later entry): within the noise.
+    for each row, :func:`_own_pass` and each evaluated neuron's :func:`_pass_nb` with the kind and the bit length
+    constants, so each pass is straight-line vector code with the L - 1 squarings of x**(n-1) unrolled and only the
+    lower bits' products selected at run time (``top``); one compile per (kind, bit length, dtype), cached on disk
+    (numba keys a closure's cache entry by the values it captures). n = 2, 3-4, 5-8, 9-16, 17-32, 33-64, 65-128
+    share a kernel, and every n runs it, whatever the computation's size, so a fit's bits depend on the fit alone.
+    With ``KIND`` None: the kernel for any kind and n (:func:`_flip_any`, a pass per step: the exponential and
+    n > 128). Measured against kernels compiled per n (bench/HISTORY.md, 2026-11-29 later entry): within the noise.
+    The row's outputs (:func:`_row_outputs`) do not depend on the interaction: one build per dtype, called by every
+    loss kernel.
+
+    The passes are inlined in the kernel's own body, not through a function that inlines them: numba inlines a
+    function by copying its IR block by block, each block's copy with all the function's variables, so a level of
+    inlining that holds other inlined passes multiplies their cost (a loss kernel compiled in ~3.5 s with that
+    level, ~2 s without, on this project's 2-core machine; the same operations in the same order).
 
     The kernel runs the (network, chunk of rows) jobs ``j_lo`` to ``j_hi`` (job g n_chunks + c), releasing
     the GIL: :func:`damlite.kernels.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
@@ -650,12 +643,18 @@ def _loss_grad_kernel(KIND, L):
             for b in range(c * chunk, min(B, (c + 1) * chunk)):
                 row = g * d_g + b * d_b
                 rx = g * x_g + b * x_b
-                if not ANY:
-                    _row_passes_nb(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, KIND_, n - 1, nf, slope, zero, one,
-                                   flush, oth, fo, NB, RECT, TOP)
-                else:
-                    _row_passes_any(d[row], wg, xs[rx], bi, fu, dfu, dfo, accs, kind, n, nf, slope, zero, one,
-                                    flush, scratch, oth, fo, zeros)
+                drow, xrow = d[row], xs[rx]
+                if not ANY:  # the own pass, then each evaluated neuron's flipped pass, straight-line vector code
+                    _own_pass(drow, bi, fu, dfu, KIND_, n - 1, nf, slope, zero, one, flush, NB, RECT, TOP)
+                    for i in range(M):
+                        accs[i] = _pass_nb(drow, wg[i], xrow[i], bi, fu, oth, fo, dfo[i], KIND_, n - 1, nf, slope,
+                                           zero, one, flush, NB, True, RECT, TOP)
+                else:  # a pass per step, summed in _sum_diff's fixed order (zeros: w x = 0 for the own sign)
+                    _flip_any(drow, zeros, zero, bi, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one,
+                              flush)
+                    for i in range(M):
+                        accs[i] = _flip_any(drow, wg[i], xrow[i], bi, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope,
+                                            zero, one, flush)
                 total += _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, r[row if want_grad else 0], gp, b_out[g],
                                       consts, two_m, want_grad, act, cs)
             if want_grad:
