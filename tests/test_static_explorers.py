@@ -109,6 +109,24 @@ def test_frontier_frames_report_the_frontier():
     assert "float32: largest safe n =   19  ->  inf" in explorer.frames["0-1"]["text"]
 
 
+def test_frontier_frames_fit_their_fixed_margins(monkeypatch):
+    """The explorer's frames keep their axes in place (fixed margins, no layout pass): at the extreme N and n,
+    every axes with its tick labels, axis labels and title lies inside the figure."""
+    inside = []
+    real = widgets._png
+
+    def check(fig, dpi, colors):
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            box = ax.get_tightbbox(renderer)
+            inside.append(box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1)
+        return real(fig, dpi, colors)
+
+    monkeypatch.setattr(widgets, "_png", check)
+    explorer = widgets.frontier_frames(Ns=(100, 1_000_000), ns=(2, 150), initial=(100, 2))
+    assert len(explorer) == 4 and len(inside) == 8 and all(inside), inside
+
+
 def test_heatmap_frames_one_frame_per_n():
     records = [dict(variant=v, n=n, grid="coarse", dtype="float64", N=100, inv_temperature=t,
                     learning_rate=lr, distance=float(n * t * lr), repeat=0)

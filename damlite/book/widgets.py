@@ -240,7 +240,7 @@ def _png(fig, dpi, colors):
     from PIL import Image  # noqa: PLC0415 - a matplotlib dependency
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")  # the figures use constrained layout
+    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")  # the figures lay themselves out
     plt.close(fig)
     image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
     out = io.BytesIO()
@@ -311,8 +311,9 @@ def frontier_frames(Ns=(100, 784, 10_000, 1_000_000), ns=(2, 5, 10, 20, 30, 45, 
 
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    def draw(N, n):
-        _, axes = plt.subplots(2, 1, figsize=(7.2, 6.6), constrained_layout=True)
+    def draw(N, n):  # fixed margins: the axes stay in place from frame to frame (and no layout pass per frame)
+        fig, axes = plt.subplots(2, 1, figsize=(7.2, 6.6))
+        fig.subplots_adjust(left=0.105, right=0.975, top=0.955, bottom=0.075, hspace=0.36)
         plots.plot_power_and_limits(N, n, formats, axes=axes)
         return axes[0].figure, _frontier_text(N, n, formats, numerics)
 
