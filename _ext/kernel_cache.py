@@ -1,7 +1,7 @@
 """Sphinx extension: numba's cache holds damlite's CPU kernels before the chapters execute.
 
-In a fresh clone the cache is empty: each chapter would compile the kernels it runs (a loss kernel ~4.5 s, the
-fit's and relaxation's others ~20 s a dtype), the first of them printing damlite's one line about compiling (for
+In a fresh clone the cache is empty: each chapter would compile the kernels it runs (a loss kernel ~2 s, the
+fit's and relaxation's others ~10 s a dtype), the first of them printing damlite's one line about compiling (for
 someone waiting at a terminal or in Colab) onto its page, and two chapters read side by side could compile the same
 kernel twice. Tiny fits (and one relaxation per dtype) of every loss kernel the chapters run
 (:data:`BOOK_KERNELS`), split over as many subprocesses of the build's Python as will read the chapters

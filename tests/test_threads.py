@@ -337,7 +337,7 @@ def test_the_first_float32_compilation_says_so_where_the_cache_holds_only_float6
     assert f32.returncode == 0, f32.stderr[-2000:]
     lines = [ln for ln in f32.stderr.splitlines() if ln.startswith("damlite: compiling")]
     assert len(lines) == 1, f32.stderr
-    assert lines[0].startswith("damlite: compiling the CPU kernels for float32 with numba, once (~15-30 s); cached in "
+    assert lines[0].startswith("damlite: compiling the CPU kernels for float32 with numba, once (~5-15 s); cached in "
                                + cache), f32.stderr
     for dtype in ("float32", "float64"):
         again = _python(_COMPILE_F32.format(dtype=dtype), NUMBA_CACHE_DIR=cache)

@@ -138,8 +138,8 @@ class _FirstCompile(numba.core.event.Listener):
             self.said = True
         what = f"the CPU kernels for {dtype}" if anything else "the CPU kernels"
         print(f"damlite: compiling {what} with numba" + (
-            f", once (~15-30 s); cached in {where}" if where else
-            " (~15-30 s); no writable cache directory, so every process compiles them (set NUMBA_CACHE_DIR)"),
+            f", once (~5-15 s); cached in {where}" if where else
+            " (~5-15 s); no writable cache directory, so every process compiles them (set NUMBA_CACHE_DIR)"),
             file=sys.stderr, flush=True)
 
     def on_end(self, event):

@@ -1,7 +1,7 @@
 """Compile damlite's CPU kernels ahead of their first use, split over processes.
 
-numba builds one loss kernel per (interaction kind, bit length of n - 1, dtype), ~4.5 s each on this project's
-2-core machine, and the fit's and relaxation's other kernels once per dtype (~20 s), then keeps them in its on-disk
+numba builds one loss kernel per (interaction kind, bit length of n - 1, dtype), ~2 s each on this project's
+2-core machine, and the fit's and relaxation's other kernels once per dtype (~10 s), then keeps them in its on-disk
 cache. Where one run needs many of them on a fresh machine (the book's chapters, the test suite) and runs in several
 processes, each process compiles what it meets first, some of them the same kernel at the same time. Here tiny fits
 (and one relaxation per dtype) of a list of (interaction, n, dtype) run in subprocesses of this Python, the list in
