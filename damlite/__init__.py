@@ -16,9 +16,6 @@ from ._version import __version__
 from .datasets import load_mnist
 from .backend import BackendUnavailableError, backend_info, get_backend, to_numpy
 from .interactions import make_interaction
-from .model import (ConvergenceWarning, DenseAssociativeMemory, InputRangeWarning, NormalizationWarning, NotFittedError,
-                    NumericalOverflowError,
-                    NumericalUnderflowWarning, RelaxationWarning, RelaxResult, equivalent_temperature)
 
 __all__ = [
     "__version__",
@@ -43,8 +40,22 @@ __all__ = [
 #: Submodules loaded on first attribute access (``damlite.metrics``, ``damlite.network``, ...).
 _LAZY = ("classification", "datasets", "interactions", "metrics", "network", "training", "validation")
 
+#: The estimator's names, from :mod:`damlite.model` on first access: it brings scikit-learn (~1.3 s to import),
+#: which the command line's listings, summaries and errors, and the sweep engine, do not need.
+_MODEL = ("ConvergenceWarning", "DenseAssociativeMemory", "InputRangeWarning", "NormalizationWarning", "NotFittedError",
+          "NumericalOverflowError", "NumericalUnderflowWarning", "RelaxResult", "RelaxationWarning",
+          "equivalent_temperature")
+
 
 def __getattr__(name):
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
+    if name in _MODEL:
+        value = getattr(importlib.import_module(".model", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'damlite' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_MODEL))

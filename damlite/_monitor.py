@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._sklearn import ConvergenceWarning
 from .backend import to_numpy
 from .network import energy_difference, quiet_numpy
 from .validation import user_stacklevel
@@ -26,6 +25,14 @@ from .validation import user_stacklevel
 __all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "EXP_NORMALIZED", "InputRangeWarning", "LearningPass", "NormalizationWarning", "NumericalOverflowError",
            "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "overflow_error", "read_curve", "review_fit", "warn_underflow",
            "warn_input_range"]
+
+def _convergence_warning():
+    """scikit-learn's ConvergenceWarning (damlite's stand-in without it), imported when a warning is given: importing
+    scikit-learn takes ~1.3 s, which a process that never warns (the command line, the sweep engine) need not pay."""
+    from ._sklearn import ConvergenceWarning  # noqa: PLC0415
+
+    return ConvergenceWarning
+
 
 class NumericalOverflowError(FloatingPointError):
     """The network's numbers left the floating-point range (inf or NaN)."""
@@ -310,7 +317,7 @@ class _Fit:
 
 def _say(finding, causes, fix):
     text = "; ".join([finding] + [c for c in causes if c]) + ". " + fix.rstrip(".") + "."
-    warnings.warn(text, ConvergenceWarning, stacklevel=user_stacklevel())
+    warnings.warn(text, _convergence_warning(), stacklevel=user_stacklevel())
     return text
 
 
@@ -336,7 +343,7 @@ def _frozen(f, still):
     text = (f"training is frozen: the loss never moved in {s.epochs} epoch(s) (L = {_fmt(s.last)}) "
             f"{'and the memories did not change (zero gradient)' if still else 'while the memories moved'}; "
             + (f"{why} {f.where()}, where the gradient vanishes. " if why else f"{f.where()}. ") + hint)
-    warnings.warn(text, ConvergenceWarning, stacklevel=user_stacklevel())
+    warnings.warn(text, _convergence_warning(), stacklevel=user_stacklevel())
     return text
 
 

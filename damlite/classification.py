@@ -36,7 +36,6 @@ import numpy as np
 from .backend import array_namespace, get_backend, itemsize_of, resolve_dtype, to_numpy
 from .datasets import bipolar_one_hot
 from .interactions import make_interaction
-from .model import equivalent_temperature  # noqa: F401  (public here before 0.2)
 from .network import DEFAULT_MEMORY_BUDGET, energy_difference, per_network_scalar, quiet_numpy
 from .training import train_memories
 from .validation import check_positive, check_random_state
@@ -404,6 +403,10 @@ def train_classifiers(
 
 
 def __getattr__(name):
+    if name == "equivalent_temperature":  # public here before 0.2; from damlite.model on first use (the model brings
+        from .model import equivalent_temperature  # noqa: PLC0415 - scikit-learn, which a sweep does not need)
+
+        return equivalent_temperature
     if name == "macro_f1":  # renamed: damlite.metrics.macro_f1 takes labels, this one confusion matrices
         import warnings  # noqa: PLC0415
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ...datasets import describe_source
 
-from ...classification import KROTOV_CONFIG, equivalent_temperature, train_classifiers
+from ...classification import KROTOV_CONFIG, train_classifiers
 from ..experiments import provenance
 
 __all__ = ["run_krotov"]
@@ -29,6 +29,8 @@ def run_krotov(data, *, variant="original", epochs=300, temperature=None, out=No
     cfg["epochs"] = epochs
     N = data.X_train.shape[1] + 10
     if temperature is None:
+        from ...model import equivalent_temperature  # noqa: PLC0415 - the model (and scikit-learn) only here
+
         temperature = cfg["temperature"] if variant == "original" else equivalent_temperature(cfg["temperature"], N)
     cfg["temperature"] = float(temperature)
     record = dict(
