@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: Submodules loaded on first attribute access (``damlite.metrics``, ``damlite.network``, ...).
-_LAZY = ("classification", "datasets", "interactions", "metrics", "network", "training", "validation")
+_LAZY = ("classification", "datasets", "interactions", "metrics", "model", "network", "training", "validation")
 
 #: The estimator's names, from :mod:`damlite.model` on first access: it brings scikit-learn (~1.3 s to import),
 #: which the command line's listings, summaries and errors, and the sweep engine, do not need.

@@ -189,6 +189,7 @@ print("BEFORE", "sklearn" in sys.modules)
 assert "DenseAssociativeMemory" in dir(damlite) and "equivalent_temperature" in dir(damlite)
 from damlite import ConvergenceWarning, DenseAssociativeMemory
 from damlite.classification import equivalent_temperature
+assert damlite.model.DenseAssociativeMemory is DenseAssociativeMemory  # the submodule, as before
 print("AFTER", "sklearn" in sys.modules, DenseAssociativeMemory.__module__, equivalent_temperature is damlite.equivalent_temperature)
 """
 
