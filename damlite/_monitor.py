@@ -26,6 +26,7 @@ __all__ = ["BUDGET", "MAX_ROWS", "CurveShape", "EXP_NORMALIZED", "InputRangeWarn
            "NumericalUnderflowWarning", "input_range_hint", "learning_pass", "overflow_error", "read_curve", "review_fit", "warn_underflow",
            "warn_input_range"]
 
+
 def _convergence_warning():
     """scikit-learn's ConvergenceWarning (damlite's stand-in without it), imported when a warning is given: importing
     scikit-learn takes ~1.3 s, which a process that never warns (the command line, the sweep engine) need not pay."""
