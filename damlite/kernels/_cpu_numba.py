@@ -397,18 +397,20 @@ def _f_df(o, kind, n1, nf, slope, zero, one, flush, NB, rect=False, top=False):
 
 
 @njit(inline="always")
-def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, NB, fused, rect=False,
-             top=False):
-    """One vectorised pass over the K memories for one neuron's flipped sign (see :func:`_flip`).
+def _pass_nb(d, rd, w, wi, x, scale, fu, oth, fo, dfo, di, kind, n1, nf, slope, zero, one, flush, NB, fused,
+             rect=False, top=False):
+    """One vectorised pass over the K memories for one neuron's flipped sign (:func:`_relax_one`, the loss kernels).
 
     Straight-line code (:func:`_f_df`), ``NB`` and ``fused`` constants at each call site.
     ``fused``: return sum_k [fu_k - F(o_k)] summed in the loop (vector lanes: the caller is
     compiled with fastmath reassoc) and store only F'; else store oth, F and F' and return 0.
+    The K = len(fu) memories' d are row ``rd`` of ``d``, their w row ``wi`` of ``w``, their F' go to row ``di`` of
+    ``dfo`` (rows indexed, not sliced: no array is made per pass).
     """
     s = zero
-    for k in range(drow.shape[0]):
-        o_raw = drow[k] - wi[k] * x
-        f, dfo[k] = _f_df(scale * o_raw, kind, n1, nf, slope, zero, one, flush, NB, rect, top)
+    for k in range(fu.shape[0]):
+        o_raw = d[rd, k] - w[wi, k] * x
+        f, dfo[di, k] = _f_df(scale * o_raw, kind, n1, nf, slope, zero, one, flush, NB, rect, top)
         if fused:
             s += fu[k] - f
         else:
@@ -417,30 +419,10 @@ def _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, on
     return s
 
 
-@njit
-def _flip(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush, fused):
-    """sum_k [fu_k - F(scale (d_k - w_k x))], with F'(scale (d_k - w_k x)) in ``dfo``; unless ``fused``,
-    also oth = d - w x and fo = F(scale oth), and the sum in :func:`_sum_diff`'s fixed order.
-
-    One vectorised pass for the polynomial kinds with n <= 128 (the power unrolled
-    to 5 or 7 squarings); otherwise (exponential, larger n) a pass per step
-    (:func:`_values`), summed in the fixed order. ``scratch`` (2, K) and ``acc`` (8,) are work space.
-    """
-    n1 = n - 1
-    acc = scratch[0, :8]
-    if kind != EXPONENTIAL and n1 < 128:
-        if n1 < 32:
-            s = _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 5, fused)
-        else:
-            s = _pass_nb(drow, wi, x, scale, fu, oth, fo, dfo, kind, n1, nf, slope, zero, one, flush, 7, fused)
-        return s if fused else _sum_diff(fu, fo, acc, zero)
-    return _flip_any(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush)
-
-
 @njit(inline="always")
 def _flip_any(drow, wi, x, scale, fu, oth, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush):
-    """:func:`_flip` for any kind and n by a pass per step (:func:`_flip_slow`): oth = d - w x, fo = F(scale
-    oth), dfo = F'(scale oth), and sum_k [fu_k - fo_k] in :func:`_sum_diff`'s fixed order."""
+    """A neuron's flip for any kind and n by a pass per step (:func:`_flip_slow`): oth = d - w x, fo = F(scale oth),
+    dfo = F'(scale oth), and sum_k [fu_k - fo_k] in :func:`_sum_diff`'s fixed order."""
     for k in range(drow.shape[0]):
         oth[k] = drow[k] - wi[k] * x
     return _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, flush)
@@ -459,14 +441,15 @@ def _flip_slow(oth, scale, fu, fo, dfo, scratch, kind, n, nf, slope, zero, one, 
 
 
 @njit(inline="always")
-def _own_pass(drow, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect=False, top=False):
-    """fu = F(scale d), dfu = F'(scale d) over the K memories (the neuron's own sign), one vectorised pass.
+def _own_pass(d, rd, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, rect=False, top=False):
+    """fu = F(scale d), dfu = F'(scale d) over the K = len(fu) memories (the neuron's own sign; d: row ``rd`` of
+    ``d``), one vectorised pass.
 
     The same operations as :func:`_pass_nb` with w x = 0 (d - 0 is d exactly), so the
     values are those of the flipped passes' formula.
     """
-    for k in range(drow.shape[0]):
-        fu[k], dfu[k] = _f_df(scale * drow[k], kind, n1, nf, slope, zero, one, flush, NB, rect, top)
+    for k in range(fu.shape[0]):
+        fu[k], dfu[k] = _f_df(scale * d[rd, k], kind, n1, nf, slope, zero, one, flush, NB, rect, top)
 
 
 _ipow = njit(inline="always")(_scalar.ipow)
@@ -527,71 +510,6 @@ def _tanh(v):
     return small if a < 0.625 else big
 
 
-@njit(nogil=True, fastmath={"reassoc"})
-def _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, rrow, gp, bo, consts, two_m, want_grad, act, cs):
-    """One row's outputs C_i = tanh(b_out x_i accs_i) (:func:`_tanh`, in ``cs``), its loss (returned)
-    and, if ``want_grad``, its part of the evaluated columns' gradient (added to ``gp`` (M, K)) and its
-    row r of r^T xi.
-
-    The neurons whose error counts (not flushed) get g_i = -2m e_i^(2m-1) (1 - C_i^2), kept in
-    ``accs[i]`` with i in ``act``; then gp[i] += 2 g_i F'(u'_i) and r = sum_i -g_i x_i F'(u'_i)
-    + F'(u) sum_i g_i x_i, two neurons per pass over the K memories (the same sums in the same order
-    as one at a time, with half the reads and writes of r).
-
-    Its own function, with the loss kernels' flags (and their vector width, :func:`_wide_vectors`): it does not
-    depend on the interaction, so it is compiled once per dtype, not inlined in each loss kernel.
-    """
-    _wide_vectors(gp)
-    M, K = dfo.shape
-    zero, one, two, tm, err_flush, tiny = consts[0], consts[1], consts[2], consts[5], consts[7], consts[8]
-    total = zero
-    sgx = zero
-    na = 0
-    for i in range(M):  # a loop of its own, vectorised
-        cs[i] = _tanh(bo * xs[rx, i] * accs[i])
-    for i in range(M):
-        x = xs[rx, i]
-        cc = cs[i]
-        err = targets[rx, i] - cc
-        if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
-            continue
-        e_low = _ipow(err, two_m - 1, one)
-        total += e_low * err
-        if want_grad:
-            gi = -tm * e_low * (one - cc * cc)
-            sgx += gi * x
-            accs[i] = gi
-            act[na] = i
-            na += 1
-    if not want_grad:
-        return total
-    for k in range(K):
-        racc[k] = zero
-    for j in range(0, na - 1, 2):
-        i0, i1 = act[j], act[j + 1]
-        g0, g1 = accs[i0], accs[i1]
-        a0, a1, b0, b1 = two * g0, two * g1, g0 * xs[rx, i0], g1 * xs[rx, i1]
-        gp0, gp1, d0, d1 = gp[i0], gp[i1], dfo[i0], dfo[i1]
-        for k in range(K):
-            v0 = d0[k]
-            v1 = d1[k]
-            gp0[k] += a0 * v0
-            gp1[k] += a1 * v1
-            racc[k] = (racc[k] - b0 * v0) - b1 * v1
-    if na % 2:
-        i0 = act[na - 1]
-        g0 = accs[i0]
-        a0, b0, gp0, d0 = two * g0, g0 * xs[rx, i0], gp[i0], dfo[i0]
-        for k in range(K):
-            v0 = d0[k]
-            gp0[k] += a0 * v0
-            racc[k] -= b0 * v0
-    for k in range(K):
-        v = racc[k] + dfu[k] * sgx
-        rrow[k] = zero if abs(v) < tiny else v  # no subnormal into the matrix product (~20x slower)
-    return total
-
-
 def _loss_grad_kernel(KIND, L):
     """The loss kernel for the polynomial kind ``KIND`` with an exponent n whose n - 1 has ``L`` bits (n <= 128):
     for each row, :func:`_own_pass` and each evaluated neuron's :func:`_pass_nb` with the kind and the bit length
@@ -601,13 +519,19 @@ def _loss_grad_kernel(KIND, L):
     share a kernel, and every n runs it, whatever the computation's size, so a fit's bits depend on the fit alone.
     With ``KIND`` None: the kernel for any kind and n (:func:`_flip_any`, a pass per step: the exponential and
     n > 128). Measured against kernels compiled per n (bench/HISTORY.md, 2026-11-29 later entry): within the noise.
-    The row's outputs (:func:`_row_outputs`) do not depend on the interaction: one build per dtype, called by every
-    loss kernel.
+    Then the row's outputs C_i = tanh(b_out x_i accs_i) (:func:`_tanh`), its loss and, with ``want_grad``, its
+    gradient parts: the neurons whose error counts (not flushed) get g_i = -2m e_i^(2m-1) (1 - C_i^2) (the powers
+    of all M errors step by step in vector lanes, :func:`_ipow`'s products), then gp[i] += 2 g_i F'(u'_i) and
+    r = sum_i -g_i x_i F'(u'_i) + F'(u) sum_i g_i x_i, two neurons per pass over the K memories (the same sums in
+    the same order as one at a time, with half the reads and writes of r).
 
     The passes are inlined in the kernel's own body, not through a function that inlines them: numba inlines a
     function by copying its IR block by block, each block's copy with all the function's variables, so a level of
     inlining that holds other inlined passes multiplies their cost (a loss kernel compiled in ~3.5 s with that
-    level, ~2 s without, on this project's 2-core machine; the same operations in the same order).
+    level, ~2 s without, on this project's 2-core machine; the same operations in the same order). The row's outputs
+    are written out here too: as an inlined function (one build per dtype before, for the compile time) numba kept a
+    reference count per array argument at every row, ~20 atomic operations a row: with them written out the
+    kernel ran Krotov's minibatches in 0.81x the time (float32 0.84x), bitwise the same (bench/HISTORY.md).
 
     The kernel runs the (network, chunk of rows) jobs ``j_lo`` to ``j_hi`` (job g n_chunks + c), releasing
     the GIL: :func:`damlite.kernels.cpu_kernels.run_parts` spreads the jobs over threads. It is compiled with fastmath
@@ -629,10 +553,12 @@ def _loss_grad_kernel(KIND, L):
         B = d.shape[0] // G
         M, K = w.shape[1], w.shape[2]
         zero, one, nf, slope, flush, tiny = consts[0], consts[1], consts[3], consts[4], consts[6], consts[8]
+        two, tm, err_flush = consts[2], consts[5], consts[7]
         dt = d.dtype
         fu, dfu, racc, oth, fo = np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt), np.empty(K, dt)
         dfo = np.empty((M, K), dt)  # F'(u') of the row's evaluated neurons
         accs, cs = np.empty(M, dt), np.empty(M, dt)  # sums, then g_i; the outputs C_i
+        errs, base, lows = np.empty(M, dt), np.empty(M, dt), np.empty(M, dt)  # e_i, and e_i**(2m-1) in steps
         act = np.empty(M, np.int64)  # the neurons whose error counts
         scratch, zeros = np.zeros((2, max(K, 8)), dt), np.zeros(K, dt)
         for job in range(j_lo, j_hi):
@@ -643,20 +569,76 @@ def _loss_grad_kernel(KIND, L):
             for b in range(c * chunk, min(B, (c + 1) * chunk)):
                 row = g * d_g + b * d_b
                 rx = g * x_g + b * x_b
-                drow, xrow = d[row], xs[rx]
                 if not ANY:  # the own pass, then each evaluated neuron's flipped pass, straight-line vector code
-                    _own_pass(drow, bi, fu, dfu, KIND_, n - 1, nf, slope, zero, one, flush, NB, RECT, TOP)
+                    _own_pass(d, row, bi, fu, dfu, KIND_, n - 1, nf, slope, zero, one, flush, NB, RECT, TOP)
                     for i in range(M):
-                        accs[i] = _pass_nb(drow, wg[i], xrow[i], bi, fu, oth, fo, dfo[i], KIND_, n - 1, nf, slope,
+                        accs[i] = _pass_nb(d, row, wg, i, xs[rx, i], bi, fu, oth, fo, dfo, i, KIND_, n - 1, nf, slope,
                                            zero, one, flush, NB, True, RECT, TOP)
                 else:  # a pass per step, summed in _sum_diff's fixed order (zeros: w x = 0 for the own sign)
+                    drow = d[row]
                     _flip_any(drow, zeros, zero, bi, zeros, oth, fu, dfu, scratch, kind, n, nf, slope, zero, one,
                               flush)
                     for i in range(M):
-                        accs[i] = _flip_any(drow, wg[i], xrow[i], bi, fu, oth, fo, dfo[i], scratch, kind, n, nf, slope,
-                                            zero, one, flush)
-                total += _row_outputs(xs, targets, rx, accs, dfo, dfu, racc, r[row if want_grad else 0], gp, b_out[g],
-                                      consts, two_m, want_grad, act, cs)
+                        accs[i] = _flip_any(drow, wg[i], xs[rx, i], bi, fu, oth, fo, dfo[i], scratch, kind, n, nf,
+                                            slope, zero, one, flush)
+                # the row's outputs C_i = tanh(b_out x_i accs_i), its loss and, if want_grad, its gradient parts
+                bo = b_out[g]
+                for i in range(M):  # a loop of its own, vectorised
+                    cs[i] = _tanh(bo * xs[rx, i] * accs[i])
+                row_loss = zero
+                sgx = zero
+                na = 0
+                for i in range(M):  # e_i**(2m-1) in vector lanes: _ipow's products, a loop over i per step
+                    err = targets[rx, i] - cs[i]  # (base 0 where the error is flushed: no subnormal powers)
+                    errs[i], base[i], lows[i] = err, (zero if abs(err) < err_flush else err), one
+                e = two_m - 1
+                while e:
+                    if e & 1:
+                        for i in range(M):
+                            lows[i] *= base[i]
+                    e >>= 1
+                    if e:
+                        for i in range(M):
+                            base[i] *= base[i]
+                for i in range(M):
+                    x = xs[rx, i]
+                    cc = cs[i]
+                    err = errs[i]
+                    if abs(err) < err_flush:  # err**(2m-1) would be subnormal: 0 (and nothing to add)
+                        continue
+                    e_low = lows[i]
+                    row_loss += e_low * err
+                    if want_grad:
+                        gi = -tm * e_low * (one - cc * cc)
+                        sgx += gi * x
+                        accs[i] = gi
+                        act[na] = i
+                        na += 1
+                total += row_loss
+                if want_grad:
+                    for k in range(K):
+                        racc[k] = zero
+                    for j in range(0, na - 1, 2):  # two neurons per pass over the memories
+                        i0, i1 = act[j], act[j + 1]
+                        g0, g1 = accs[i0], accs[i1]
+                        a0, a1, b0, b1 = two * g0, two * g1, g0 * xs[rx, i0], g1 * xs[rx, i1]
+                        for k in range(K):
+                            v0 = dfo[i0, k]
+                            v1 = dfo[i1, k]
+                            gp[i0, k] += a0 * v0
+                            gp[i1, k] += a1 * v1
+                            racc[k] = (racc[k] - b0 * v0) - b1 * v1
+                    if na % 2:
+                        i0 = act[na - 1]
+                        g0 = accs[i0]
+                        a0, b0 = two * g0, g0 * xs[rx, i0]
+                        for k in range(K):
+                            v0 = dfo[i0, k]
+                            gp[i0, k] += a0 * v0
+                            racc[k] -= b0 * v0
+                    for k in range(K):
+                        v = racc[k] + dfu[k] * sgx
+                        r[row, k] = zero if abs(v) < tiny else v  # no subnormal into the matrix product (~20x slower)
             if want_grad:
                 for i in range(M):
                     for k in range(K):
@@ -707,12 +689,22 @@ def _writable(a):
 
 @njit
 def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, max_sweeps):
-    """Relax state b of network g in place; returns (sweeps run, reached a fixed point, NaN seen)."""
+    """Relax state b of network g in place; returns (sweeps run, reached a fixed point, NaN seen).
+
+    Each neuron's flip: sum_k [F(a d_k) - F(a (d_k - w_k x))] with d' = d - w x, F(a d') and F'(a d') kept for the
+    flip's acceptance; one vectorised pass (:func:`_pass_nb`, the power unrolled to 5 or 7 squarings) summed in
+    :func:`_sum_diff`'s fixed order for the polynomial kinds with n <= 128, else :func:`_flip_any` (a pass per
+    step). Written out here, not in a function of its own: numba counted a reference to each array argument of
+    that function at each flip (atomic increments and decrements: relaxation 7-22 % slower, measured).
+    """
     N, K = w.shape[1], w.shape[2]
     zero, one, nf, slope, flush = consts[0], consts[1], consts[3], consts[4], consts[5]
     buf = np.empty((8, max(K, 8)), w.dtype)  # work space: rows d, d', a d, F(a d), F(a d'), F', scratch
     d, other, arg, f_ad, f_other, df, scratch = buf[0, :K], buf[1, :K], buf[2, :K], buf[3, :K], buf[4, :K], \
         buf[5, :K], buf[6:8]
+    acc = buf[6, :8]
+    n1 = n - 1
+    one_pass = kind != EXPONENTIAL and n1 < 128
     for k in range(K):
         d[k] = d0row[k]
         arg[k] = a * d[k]
@@ -725,8 +717,18 @@ def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, ma
         for t in range(N):
             i = orders[g, s, t]
             x = st[i]
-            delta = x * _flip(d, wg[i], x, a, f_ad, other, f_other, df, scratch, kind, n, nf, slope, zero, one, flush,
-                              False)
+            if one_pass:  # other = d - w x, f_other = F(a other), df = F'(a other) (row 5 of buf)
+                if n1 < 32:
+                    _pass_nb(buf, 0, wg, i, x, a, f_ad, other, f_other, buf, 5, kind, n1, nf, slope, zero, one, flush,
+                             5, False)
+                else:
+                    _pass_nb(buf, 0, wg, i, x, a, f_ad, other, f_other, buf, 5, kind, n1, nf, slope, zero, one, flush,
+                             7, False)
+                total = _sum_diff(f_ad, f_other, acc, zero)
+            else:
+                total = _flip_any(d, wg[i], x, a, f_ad, other, f_other, df, scratch, kind, n, nf, slope, zero, one,
+                                  flush)
+            delta = x * total
             if not math.isfinite(delta):
                 nan_seen = True
             if delta > zero:
