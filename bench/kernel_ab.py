@@ -3,6 +3,8 @@
 
     python bench/kernel_ab.py 7307065~1 HEAD --threads 1 --rounds 3 --out bench/results/kernel-ab-<date>-<commit>.json
     python bench/kernel_ab.py 0afca8f HEAD --workload author --rounds 9
+    python bench/kernel_ab.py 2cc5258 HEAD --workload loss --rounds 15     # the loss kernel alone
+    python bench/kernel_ab.py 2cc5258 HEAD --workload relax --rounds 9     # relaxation
 
 A revision whose loss kernel was chosen by a fit's size (``loss_grad(..., special)``) runs its specialised
 kernel, the one its long fits ran. ``--workload author``: the paper author's autoassociative example instead
@@ -120,6 +122,104 @@ def _author_rounds(args, kernels, cpu_kernels, clock, times):
               file=sys.stderr, flush=True)
 
 
+def _recorded_loss_calls(args, cpu_kernels, ce):
+    """One loss-kernel call of each of Krotov's fits (float64 original, float32 normalized), recorded in its
+    fourth epoch on all 60 000 digits with the working tree's kernels: ``{dtype: args}``."""
+    import numpy as np  # noqa: PLC0415
+
+    from damlite.datasets import load_mnist  # noqa: PLC0415
+
+    data = load_mnist(source="full", data_dir=args.data_dir, validation_size=0, dtype="float64")
+    calls, kernel = {}, cpu_kernels.kernel
+    for dtype, variant in CASES:
+        def recording(name, dtype=dtype):
+            fn = kernel(name)
+            if name != "loss_grad":
+                return fn
+
+            def record(*a):
+                calls[dtype] = [x.copy() if isinstance(x, np.ndarray) else x for x in a]
+                return fn(*a)
+            return record
+        cpu_kernels.kernel = recording
+        try:
+            ce._fit_seconds(data, dtype, variant, 4, time.process_time)
+        finally:
+            cpu_kernels.kernel = kernel
+    return calls
+
+
+def _loss_rounds(args, kernels, cpu_kernels, ce, clock, times):
+    """The loss kernel alone on one recorded minibatch of Krotov's fits (1000 rows, K = 100, 10 class neurons):
+    per round and revision (the order alternating by round), the mean of 10 calls on fresh copies of the inputs."""
+    import numpy as np  # noqa: PLC0415
+
+    calls = _recorded_loss_calls(args, cpu_kernels, ce)
+
+    def run(module, dtype):
+        a = [x.copy() if isinstance(x, np.ndarray) else x for x in calls[dtype]]
+        start = clock()
+        for _ in range(10):
+            module.loss_grad(*a)
+        return (clock() - start) / 10
+
+    for module in kernels.values():  # compile (or load) outside the rounds
+        for dtype in calls:
+            run(module, dtype)
+    revs = list(kernels)
+    for r in range(args.rounds):
+        for rev in (revs if r % 2 == 0 else revs[::-1]):
+            for dtype in calls:
+                times.setdefault(f"{rev} loss kernel {dtype}", []).append(run(kernels[rev], dtype))
+        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1] * 1e3:.3f} ms" for k, v in times.items()),
+              file=sys.stderr, flush=True)
+
+
+#: Relaxation workloads: (N neurons, K memories = stored patterns, interaction, n).
+RELAX_CASES = ((100, 10, "polynomial", 2), (100, 40, "polynomial", 3), (200, 100, "polynomial", 10))
+
+
+def _relax_rounds(args, kernels, cpu_kernels, clock, times):
+    """Relaxation (``recall``) of each stored pattern with 20 % of its bits flipped, float64: per round and revision
+    (the order alternating by round), the seconds of one recall of all of them (the mean of as many recalls as
+    take ~0.1 s)."""
+    import warnings  # noqa: PLC0415
+
+    import numpy as np  # noqa: PLC0415
+
+    from damlite import DenseAssociativeMemory  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    cases = []
+    for N, K, interaction, n in RELAX_CASES:
+        X = np.where(rng.random((K, N)) < 0.5, -1.0, 1.0)
+        noisy = np.where(rng.random(X.shape) < 0.2, -X, X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = DenseAssociativeMemory(K, interaction=interaction, n=n, epochs=1, random_state=0).fit(X)
+        cases.append((f"N={N} K={K} {interaction} n={n}", est, noisy))
+
+    def run(module, est, noisy, reps=1):
+        cpu_kernels._kernels = module
+        start = clock()
+        for _ in range(reps):
+            est.recall(noisy)
+        return (clock() - start) / reps
+
+    reps = {}
+    for module in kernels.values():
+        for label, est, noisy in cases:  # compile, then as many recalls per round as take ~0.1 s
+            run(module, est, noisy)
+            reps.setdefault(label, max(1, min(1000, int(0.1 / max(run(module, est, noisy), 1e-6)))))
+    revs = list(kernels)
+    for r in range(args.rounds):
+        for rev in (revs if r % 2 == 0 else revs[::-1]):
+            for label, est, noisy in cases:
+                times.setdefault(f"{rev} relax {label}", []).append(run(kernels[rev], est, noisy, reps[label]))
+        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1] * 1e3:.2f} ms" for k, v in times.items()),
+              file=sys.stderr, flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("revisions", nargs="+", help="git revisions whose damlite/kernels/_cpu_numba.py to compare")
@@ -128,10 +228,12 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=3, help="E: epochs timed per fit (after one untimed)")
     p.add_argument("--data-dir", default=os.environ.get("DAMLITE_DATA_DIR") or str(REPO.parent / "shared" / "data"
                                                                                     / "mnist"))
-    p.add_argument("--workload", choices=("krotov", "author"), default="krotov",
+    p.add_argument("--workload", choices=("krotov", "author", "loss", "relax"), default="krotov",
                    help="krotov: Krotov's MNIST configuration (float64 original, float32 normalized); author: the "
                         "paper author's autoassociative example (N = K = 100, 25 states, full batch, rectified n = 5, "
-                        "T = 50, lr 0.2, momentum 0.6, clamped), --author-epochs epochs per fit, 5 fits per round")
+                        "T = 50, lr 0.2, momentum 0.6, clamped), --author-epochs epochs per fit, 5 fits per round; "
+                        "loss: the loss kernel alone on one recorded minibatch of each Krotov fit, 10 calls per "
+                        "round; relax: recall of noisy stored patterns (RELAX_CASES), one thread")
     p.add_argument("--author-epochs", type=int, default=200)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
@@ -157,6 +259,10 @@ def main(argv=None):
         kernels = {rev: _load_kernels(rev, tmp) for rev in args.revisions}
         if args.workload == "author":
             _author_rounds(args, kernels, cpu_kernels, clock, times)
+        elif args.workload == "loss":
+            _loss_rounds(args, kernels, cpu_kernels, ce, clock, times)
+        elif args.workload == "relax":
+            _relax_rounds(args, kernels, cpu_kernels, clock, times)
         else:
             _krotov_rounds(args, kernels, cpu_kernels, ce, clock, times)
     commits = {rev: subprocess.run(["git", "-C", str(REPO), "rev-parse", rev], check=True, capture_output=True,
@@ -166,14 +272,25 @@ def main(argv=None):
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": "python bench/kernel_ab.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "workload": args.workload, "revisions": commits, "threads": args.threads, "rounds": args.rounds,
-        "epochs_timed": args.epochs if args.workload == "krotov" else args.author_epochs,
+        "epochs_timed": {"krotov": args.epochs, "author": args.author_epochs}.get(args.workload),
         "clock": "process CPU time" if args.threads == 1 else "wall time",
-        "median_seconds_per_epoch": {k: statistics.median(v) for k, v in times.items()},
+        "median_seconds_per_epoch" if args.workload in ("krotov", "author") else "median_seconds_per_call":
+            {k: statistics.median(v) for k, v in times.items()},
         "all_seconds": times,
         "provenance": provenance("numpy"),
     }
-    for k, v in result["median_seconds_per_epoch"].items():
-        print(f"{k}: {v:.3f} s per epoch (median of {len(times[k])})")
+    unit = "epoch" if args.workload in ("krotov", "author") else "call"
+    for k, v in {k: statistics.median(v) for k, v in times.items()}.items():
+        print(f"{k}: {v * 1e3:.3f} ms per {unit} (median of {len(times[k])})")
+    revs = list(args.revisions)
+    for k in times:  # each later revision against the first, round by round
+        if k.startswith(revs[0] + " "):
+            for rev in revs[1:]:
+                other = rev + k[len(revs[0]):]
+                if other in times:
+                    ratios = [b / a for a, b in zip(times[k], times[other])]
+                    print(f"{other} / {revs[0]}: median of the rounds' ratios {statistics.median(ratios):.3f} "
+                          f"(range {min(ratios):.3f}-{max(ratios):.3f})")
     out = Path(args.out or REPO / "bench" / "results" / f"kernel-ab-{dt.date.today().isoformat()}.json")
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")

@@ -695,14 +695,16 @@ def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, ma
     flip's acceptance; one vectorised pass (:func:`_pass_nb`, the power unrolled to 5 or 7 squarings) summed in
     :func:`_sum_diff`'s fixed order for the polynomial kinds with n <= 128, else :func:`_flip_any` (a pass per
     step). Written out here, not in a function of its own: numba counted a reference to each array argument of
-    that function at each flip (atomic increments and decrements: relaxation 7-22 % slower, measured).
+    that function at each flip (atomic increments and decrements). d and F' reach :func:`_pass_nb` as 1-row views
+    of the work space, made once per state: passing the whole work space with row numbers instead ran the K = 100
+    relaxation 1.18x slower, likely its vector loop with the same array read and written (bench/HISTORY.md).
     """
     N, K = w.shape[1], w.shape[2]
     zero, one, nf, slope, flush = consts[0], consts[1], consts[3], consts[4], consts[5]
-    buf = np.empty((8, max(K, 8)), w.dtype)  # work space: rows d, d', a d, F(a d), F(a d'), F', scratch
-    d, other, arg, f_ad, f_other, df, scratch = buf[0, :K], buf[1, :K], buf[2, :K], buf[3, :K], buf[4, :K], \
-        buf[5, :K], buf[6:8]
-    acc = buf[6, :8]
+    buf = np.empty((6, K), w.dtype)  # work space: rows d, d', a d, F(a d), F(a d'), F'
+    scratch = np.empty((2, max(K, 8)), w.dtype)
+    d, other, arg, f_ad, f_other, df, acc = buf[0], buf[1], buf[2], buf[3], buf[4], buf[5], scratch[0, :8]
+    dm, dfm = buf[0:1], buf[5:6]  # d and F' as 1-row arrays for _pass_nb (views made once, not at each flip)
     n1 = n - 1
     one_pass = kind != EXPONENTIAL and n1 < 128
     for k in range(K):
@@ -717,12 +719,12 @@ def _relax_one(w, d0row, states, orders, g, b, a, consts, kind, n, zero_sign, ma
         for t in range(N):
             i = orders[g, s, t]
             x = st[i]
-            if one_pass:  # other = d - w x, f_other = F(a other), df = F'(a other) (row 5 of buf)
+            if one_pass:  # other = d - w x, f_other = F(a other), df = F'(a other)
                 if n1 < 32:
-                    _pass_nb(buf, 0, wg, i, x, a, f_ad, other, f_other, buf, 5, kind, n1, nf, slope, zero, one, flush,
+                    _pass_nb(dm, 0, wg, i, x, a, f_ad, other, f_other, dfm, 0, kind, n1, nf, slope, zero, one, flush,
                              5, False)
                 else:
-                    _pass_nb(buf, 0, wg, i, x, a, f_ad, other, f_other, buf, 5, kind, n1, nf, slope, zero, one, flush,
+                    _pass_nb(dm, 0, wg, i, x, a, f_ad, other, f_other, dfm, 0, kind, n1, nf, slope, zero, one, flush,
                              7, False)
                 total = _sum_diff(f_ad, f_other, acc, zero)
             else:
