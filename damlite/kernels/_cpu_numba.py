@@ -682,8 +682,8 @@ def _writable(a):
     caller's data, a broadcast) compiled the kernel a second time (~5 s) and ran that other build, whose bits need
     not be the fits'. In a fit the inputs are writable work arrays, so the rare read-only one is copied (rows x
     evaluated neurons) and every call runs the one build. (Speed: making every input read-only instead ran Krotov's
-    float64 epoch 1.07-1.28x fbc5a66's in three rounds, bench/results/kernel-ab-2026-11-29-readonly.json, but the
-    same build against itself spread 0.79-1.19x, kernel-ab-2026-11-29-writable.json: not told apart.)"""
+    float64 epoch 1.07-1.28x fbc5a66's in three rounds, bench/results/archive/kernel-ab-2026-11-29-readonly.json,
+    but the same build against itself spread 0.79-1.19x, kernel-ab-2026-11-29-writable.json: not told apart.)"""
     return a if a.flags.writeable else np.array(a)
 
 
