@@ -274,6 +274,20 @@ def _from_bits(typingctx, bits, like):
 
 
 @njit(inline="always")
+def _ipow_lanes(base, out, e, n):
+    """out[j] *= base[j]**e for j < n by repeated squaring, a vectorised pass per step (``base`` is overwritten):
+    :func:`_ipow`'s products in its order, for each j."""
+    while e:
+        if e & 1:
+            for j in range(n):
+                out[j] *= base[j]
+        e >>= 1
+        if e:
+            for j in range(n):
+                base[j] *= base[j]
+
+
+@njit(inline="always")
 def _values(x, f, df, tmp, kind, n, nf, slope, zero, one, flush):
     """f = F(x), df = F'(x) (if want_df) for the built-in kinds, over arrays of length K.
 
@@ -295,15 +309,7 @@ def _values(x, f, df, tmp, kind, n, nf, slope, zero, one, flush):
         tmp[k] = zero if ((kind != POLYNOMIAL and v <= zero) or abs(v) < flush) else v
     for k in range(K):
         df[k] = one
-    e = n - 1
-    while e:  # df <- r**(n-1)
-        if e & 1:
-            for k in range(K):
-                df[k] *= tmp[k]
-        e >>= 1
-        if e:
-            for k in range(K):
-                tmp[k] *= tmp[k]
+    _ipow_lanes(tmp, df, n - 1, K)  # df <- r**(n-1)
     if kind == POLYNOMIAL:
         for k in range(K):
             low = df[k]
@@ -591,15 +597,7 @@ def _loss_grad_kernel(KIND, L):
                 for i in range(M):  # e_i**(2m-1) in vector lanes: _ipow's products, a loop over i per step
                     err = targets[rx, i] - cs[i]  # (base 0 where the error is flushed: no subnormal powers)
                     errs[i], base[i], lows[i] = err, (zero if abs(err) < err_flush else err), one
-                e = two_m - 1
-                while e:
-                    if e & 1:
-                        for i in range(M):
-                            lows[i] *= base[i]
-                    e >>= 1
-                    if e:
-                        for i in range(M):
-                            base[i] *= base[i]
+                _ipow_lanes(base, lows, two_m - 1, M)
                 for i in range(M):
                     x = xs[rx, i]
                     cc = cs[i]
