@@ -18,7 +18,6 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from . import _scalar
 from ._scalar import EXPONENTIAL, LEAKY, POLYNOMIAL, RECTIFIED
 
 
@@ -276,7 +275,7 @@ def _from_bits(typingctx, bits, like):
 @njit(inline="always")
 def _ipow_lanes(base, out, e, n):
     """out[j] *= base[j]**e for j < n by repeated squaring, a vectorised pass per step (``base`` is overwritten):
-    :func:`_ipow`'s products in its order, for each j."""
+    the products of ``_scalar.ipow`` in its order, for each j."""
     while e:
         if e & 1:
             for j in range(n):
@@ -458,8 +457,6 @@ def _own_pass(d, rd, scale, fu, dfu, kind, n1, nf, slope, zero, one, flush, NB, 
         fu[k], dfu[k] = _f_df(scale * d[rd, k], kind, n1, nf, slope, zero, one, flush, NB, rect, top)
 
 
-_ipow = njit(inline="always")(_scalar.ipow)
-
 #: tanh x = x + x z P(z) / Q(z), z = x**2, on |x| < 0.625: the rational form and coefficients of
 #: S. L. Moshier's Cephes library (P of degree 2, Q monic of degree 3).
 _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
@@ -527,7 +524,7 @@ def _loss_grad_kernel(KIND, L):
     n > 128). Measured against kernels compiled per n (bench/HISTORY.md, 2026-11-29 later entry): within the noise.
     Then the row's outputs C_i = tanh(b_out x_i accs_i) (:func:`_tanh`), its loss and, with ``want_grad``, its
     gradient parts: the neurons whose error counts (not flushed) get g_i = -2m e_i^(2m-1) (1 - C_i^2) (the powers
-    of all M errors step by step in vector lanes, :func:`_ipow`'s products), then gp[i] += 2 g_i F'(u'_i) and
+    of all M errors step by step in vector lanes, :func:`_ipow_lanes`), then gp[i] += 2 g_i F'(u'_i) and
     r = sum_i -g_i x_i F'(u'_i) + F'(u) sum_i g_i x_i, two neurons per pass over the K memories (the same sums in
     the same order as one at a time, with half the reads and writes of r).
 
@@ -594,7 +591,7 @@ def _loss_grad_kernel(KIND, L):
                 row_loss = zero
                 sgx = zero
                 na = 0
-                for i in range(M):  # e_i**(2m-1) in vector lanes: _ipow's products, a loop over i per step
+                for i in range(M):  # e_i**(2m-1) in vector lanes (_ipow_lanes)
                     err = targets[rx, i] - cs[i]  # (base 0 where the error is flushed: no subnormal powers)
                     errs[i], base[i], lows[i] = err, (zero if abs(err) < err_flush else err), one
                 _ipow_lanes(base, lows, two_m - 1, M)
