@@ -131,15 +131,16 @@ def learning_scales(est, N):
     return b_in, b_out
 
 
-def learning_problem(est, X, y=None):
-    """(probes, targets, neurons, clamp) for autoassociative (y None) or classification."""
+def learning_problem(est, X, y=None, *, with_range=False):
+    """(probes, targets, neurons, clamp) for autoassociative (y None) or classification; with ``with_range``, X's
+    (least, greatest) entry too (None for autoassociative)."""
     xp = est.xp_
     if y is None:
         N = est.memories_.shape[1] if hasattr(est, "_memories") else None
         xi = check_states(X, xp, est.dtype_, N, "X")
-        return xi, xi, slice(None), slice(None)
+        return (xi, xi, slice(None), slice(None)) + ((None,) if with_range else ())
     labels = check_labels(y, None)  # label errors before those of X, as scikit-learn
-    X = check_states(X, xp, est.dtype_, None, "X", bipolar=False)
+    X, x_range = check_states(X, xp, est.dtype_, None, "X", bipolar=False, return_range=True)
     if labels.shape[0] != X.shape[0]:
         raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {labels.shape[0]}")
     if not hasattr(est, "classes_"):
@@ -153,7 +154,8 @@ def learning_problem(est, X, y=None):
     targets[np.arange(labels.shape[0]), index] = 1.0
     n_in = X.shape[1]
     probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=est.dtype_)], axis=1)
-    return probes, as_backend_array(targets, est.xp_, est.dtype_), slice(n_in, n_in + C), slice(0, n_in)
+    out = probes, as_backend_array(targets, est.xp_, est.dtype_), slice(n_in, n_in + C), slice(0, n_in)
+    return out + ((x_range,) if with_range else ())
 
 
 def run_fit(est, X, y, warm, opts, progress):
@@ -161,11 +163,10 @@ def run_fit(est, X, y, warm, opts, progress):
     epochs, learning_rate, lr_decay, momentum, batch_size = (
         opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
     normalize_step, clamp, neurons = (opts[k] for k in ("normalize_step", "clamp", "neurons"))
-    probes, targets, train_neurons, clamp_slice = learning_problem(est, X, y)
+    probes, targets, train_neurons, clamp_slice, x_range = learning_problem(est, X, y, with_range=True)
     N = probes.shape[1]
-    x_range = None
     if y is not None:
-        x_range = _monitor.warn_input_range(est.xp_, probes[:, clamp_slice])
+        _monitor.warn_input_range(*x_range)
     if neurons is not None:
         if y is not None:
             raise ValueError("neurons is for autoassociative training; with y the class neurons are trained")

@@ -199,13 +199,12 @@ def input_range_hint(low, high):
             "them with 2 * X - 1 (for [0, 1]) or MinMaxScaler(feature_range=(-1, 1)) in a Pipeline")
 
 
-def warn_input_range(xp, inputs):
-    """A classifier's (min, max) of X, warning with :class:`InputRangeWarning` when X lies in [0, 1] or so."""
-    x_range = (float(xp.min(inputs)), float(xp.max(inputs)))
-    if x_range[0] >= 0 and x_range[1] > 0:
-        warnings.warn(f"{input_range_hint(*x_range)} (an input at 0 sits halfway between a neuron's -1 and +1 and "
+def warn_input_range(low, high):
+    """Warn with :class:`InputRangeWarning` when a classifier's X, of least entry ``low`` and greatest ``high``
+    (from :func:`damlite.validation.check_states`), lies in [0, 1] or so."""
+    if low >= 0 and high > 0:
+        warnings.warn(f"{input_range_hint(low, high)} (an input at 0 sits halfway between a neuron's -1 and +1 and "
                       "carries no signal)", InputRangeWarning, stacklevel=user_stacklevel())
-    return x_range
 
 
 def _rows(B, K, N, M):

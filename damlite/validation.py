@@ -107,8 +107,9 @@ def check_positive(value, name, *, integer=False):
     return value
 
 
-def check_states(states, xp, dtype, n_features, name, *, bipolar=True):
-    """Return ``states`` as a 2-D ``xp`` array of ``dtype``, checked.
+def check_states(states, xp, dtype, n_features, name, *, bipolar=True, return_range=False):
+    """Return ``states`` as a 2-D ``xp`` array of ``dtype``, checked; with ``return_range``, ``(array, (low,
+    high))``: its least and greatest entries as floats (one pass each, shared with the checks).
 
     Raises ValueError naming ``name`` for a wrong number of dimensions (a 1-D
     array with the ``reshape(1, -1)`` hint, a stack of images with the flattening
@@ -167,7 +168,8 @@ def check_states(states, xp, dtype, n_features, name, *, bipolar=True):
                              f"2 * {name} / 255 - 1 for 8-bit pixels, or MinMaxScaler(feature_range=(-1, 1), "
                              "clip=True) in a scikit-learn Pipeline")
         arr = xp.clip(arr, -1.0, 1.0)  # a rescaling's rounding (1 + 2e-16) is not an error
-    return arr
+        low, high = max(low, -1.0), min(high, 1.0)  # the clipped array's (clipping is monotone)
+    return (arr, (low, high)) if return_range else arr
 
 
 def check_label_types(classes, labels):
