@@ -177,6 +177,22 @@ def test_symmetric_inputs_give_no_range_hint(digits):
         _digit_classifier(n=3, temperature=0.5, epochs=2).fit(X[:200], y[:200])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_input_range_is_the_checked_arrays_clipped_range(dtype):
+    """check_states(return_range=True): the least and greatest entries of the array it returns, also where a
+    rescaling's rounding (1 + 2e-16, -1 - 2e-16) was clipped to [-1, 1]: the one pass the classifier's range
+    advice reads (damlite._fitting.learning_problem)."""
+    from damlite.validation import check_states  # noqa: PLC0415
+
+    rng = np.random.default_rng(2)
+    for low, high in ((-0.5, 0.75), (-1 - 2e-16, 1 + 2e-16), (0.0, 1.0)):
+        X = rng.uniform(low, high, (50, 7))
+        X[0, 0], X[-1, -1] = low, high
+        arr, (lo, hi) = check_states(X, np, dtype, None, "X", bipolar=False, return_range=True)
+        assert (lo, hi) == (float(np.min(arr)), float(np.max(arr)))
+        assert -1.0 <= lo <= hi <= 1.0
+
+
 # ------------------------------------------------------------------ the working recipes are silent
 def _readme_blocks():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
