@@ -131,14 +131,14 @@ def learning_scales(est, N):
     return b_in, b_out
 
 
-def learning_problem(est, X, y=None, *, with_range=False):
-    """(probes, targets, neurons, clamp) for autoassociative (y None) or classification; with ``with_range``, X's
-    (least, greatest) entry too (None for autoassociative)."""
+def learning_problem(est, X, y=None):
+    """(probes, targets, neurons, clamp, x_range) for autoassociative (y None) or classification; x_range: X's
+    (least, greatest) entry, from the validation's one pass (None for autoassociative)."""
     xp = est.xp_
     if y is None:
         N = est.memories_.shape[1] if hasattr(est, "_memories") else None
         xi = check_states(X, xp, est.dtype_, N, "X")
-        return (xi, xi, slice(None), slice(None)) + ((None,) if with_range else ())
+        return xi, xi, slice(None), slice(None), None
     labels = check_labels(y, None)  # label errors before those of X, as scikit-learn
     X, x_range = check_states(X, xp, est.dtype_, None, "X", bipolar=False, return_range=True)
     if labels.shape[0] != X.shape[0]:
@@ -154,8 +154,7 @@ def learning_problem(est, X, y=None, *, with_range=False):
     targets[np.arange(labels.shape[0]), index] = 1.0
     n_in = X.shape[1]
     probes = xp.concat([X, -xp.ones((X.shape[0], C), dtype=est.dtype_)], axis=1)
-    out = probes, as_backend_array(targets, est.xp_, est.dtype_), slice(n_in, n_in + C), slice(0, n_in)
-    return out + ((x_range,) if with_range else ())
+    return probes, as_backend_array(targets, est.xp_, est.dtype_), slice(n_in, n_in + C), slice(0, n_in), x_range
 
 
 def run_fit(est, X, y, warm, opts, progress):
@@ -163,7 +162,7 @@ def run_fit(est, X, y, warm, opts, progress):
     epochs, learning_rate, lr_decay, momentum, batch_size = (
         opts[k] for k in ("epochs", "learning_rate", "lr_decay", "momentum", "batch_size"))
     normalize_step, clamp, neurons = (opts[k] for k in ("normalize_step", "clamp", "neurons"))
-    probes, targets, train_neurons, clamp_slice, x_range = learning_problem(est, X, y, with_range=True)
+    probes, targets, train_neurons, clamp_slice, x_range = learning_problem(est, X, y)
     N = probes.shape[1]
     if y is not None:
         _monitor.warn_input_range(*x_range)
@@ -210,7 +209,7 @@ def loss_and_gradient_of(est, X, y, *, gradient, what):
     """The loss of the fitted ``est`` on (X, y) and, with ``gradient``, its gradient (K, N)."""
     est._check_fitted()
     check_feature_names(est, X, reset=False)
-    probes, targets, neurons, _ = learning_problem(est, X, y)
+    probes, targets, neurons, _, _ = learning_problem(est, X, y)
     N = est.memories_.shape[1]
     b_in, b_out = learning_scales(est, N)
     loss, grad, finite = loss_and_gradient(

@@ -603,7 +603,7 @@ class DenseAssociativeMemory(ClassifierMixin, EstimatorParams, BaseEstimator):
         """C of every class neuron, (B, n_classes), for the public ``method``."""
         self._require(True, method)
         X = self._check_n_features(X)
-        probes, _, neurons, _ = learning_problem(self, X, np.repeat(self.classes_[:1], X.shape[0]))
+        probes, _, neurons, _, _ = learning_problem(self, X, np.repeat(self.classes_[:1], X.shape[0]))
         b_in, b_out = learning_scales(self, self.memories_.shape[1])
         return self._outputs(probes, neurons, b_in, b_out)
 
