@@ -241,8 +241,12 @@ def worker(args):
             start = clock()
             for s in range(0, X.shape[0], batch):
                 xb = X[s:s + batch]
-                d = xb @ Z.T
-                d.T @ xb
+                if np.dtype(dtype) == np.float64:  # the first product as the fit computes it (cpu_fit.TRANSPOSED_MAX_ROWS)
+                    dT = Z @ xb.T
+                    dT @ xb
+                else:
+                    d = xb @ Z.T
+                    d.T @ xb
             return clock() - start
         return run
 

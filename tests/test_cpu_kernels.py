@@ -398,6 +398,50 @@ def test_whole_epochs_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, batc
     np.testing.assert_array_equal(got.finite, want.finite)
 
 
+def test_the_first_product_runs_transposed_where_it_keeps_the_bits(monkeypatch):
+    """float64, G K <= TRANSPOSED_MAX_ROWS: d = xb zeta^T computed as (zeta xb^T)^T (faster with OpenBLAS), bitwise
+    the loop's; a BLAS that sums the transposed form in another order at this shape keeps the direct form."""
+    from damlite.kernels import cpu_fit  # noqa: PLC0415
+
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    mem, X, T = _classifier_problem(np.float64)
+    F = make_interaction("rectified_polynomial", 6)
+    kw = dict(beta_in=0.05, beta_out=2.0, learning_rate=0.02, momentum=0.6, epochs=2, batch_size=50,
+              error_exponent=3, neurons=slice(60, 66), random_state=0)
+    got, fits = _whole_epoch_fit(monkeypatch, 1, mem, X, T, F, kw)
+    cuts = fits[0]._by_rows[50]
+    if cuts["dT"] is None:
+        pytest.skip("this BLAS sums zeta xb^T in another order than xb zeta^T at this shape")
+    monkeypatch.setattr(cpu_fit, "TRANSPOSED_MAX_ROWS", mem.shape[1] - 1)  # G K = 37 over the limit: direct
+    direct, fits = _whole_epoch_fit(monkeypatch, 1, mem, X, T, F, kw)
+    assert fits[0]._by_rows[50]["dT"] is None
+    _without_whole_epochs(monkeypatch)
+    want = train_memories(mem, X, T, F, **kw)
+    np.testing.assert_array_equal(got.memories, want.memories)
+    np.testing.assert_array_equal(direct.memories, want.memories)
+
+
+def test_the_transposed_product_check_sees_a_different_last_bit(monkeypatch):
+    """CpuFit._transposed_keeps_bits: True for the same bits, False when one entry of the transposed form differs."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from damlite.kernels import cpu_fit  # noqa: PLC0415
+
+    fit = SimpleNamespace(blas_one=False)
+    xb, dT = np.empty((40, 30)), np.empty((7, 40))
+    assert cpu_fit.CpuFit._transposed_keeps_bits(fit, xb, dT, [0, 40]) in (True, False)
+    real = np.matmul
+
+    def off_by_one_ulp(a, b, out=None):
+        r = real(a, b, out=out)
+        if out is not None and out.shape[0] == 7:
+            out[0, 0] = np.nextafter(out[0, 0], np.inf)
+        return r
+
+    monkeypatch.setattr(cpu_fit.np, "matmul", off_by_one_ulp)
+    assert not cpu_fit.CpuFit._transposed_keeps_bits(fit, xb, dT, [0, 20, 40])
+
+
 def test_whole_epochs_freeze_a_network_that_overflows_as_the_loop_does(monkeypatch):
     """One network of three overflows (huge beta_in): frozen at the same epoch, the others bitwise the loop's."""
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")

@@ -8,7 +8,7 @@ per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
     front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
                       (float64: from 1-byte codes where the probes take at most 256 values)
-             GEMM     d (b, G K) = xb zeta^T
+             GEMM     d (b, G K) = xb zeta^T (float64, G K <= 256: as (zeta xb^T)^T, where bitwise the same)
              loss     loss, r and the evaluated columns' part (damlite.kernels.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
              complete grad <- b_out b_in (grad + columns), its finiteness
@@ -57,6 +57,14 @@ __all__ = ["COLUMN_ALIGN", "CpuFit"]
 #: The columns of the gradient product are cut at multiples of this, where BLAS kernels
 #: tile, so that each block's entries are summed as in the whole product.
 COLUMN_ALIGN = 16
+
+#: The first product d = xb zeta^T is computed as its transpose zeta xb^T (then copied back, ~0.04 ms for
+#: 1000 x 100) in float64 when zeta has at most this many rows (G K) and the transposed form gives the same bits
+#: (checked once per fit and minibatch size). Measured 2026-11-29 with OpenBLAS 0.3.31 on one thread (9
+#: alternating rounds; bench/HISTORY.md): zeta xb^T takes 0.76x the time of xb zeta^T at 1000 x 794 by 100 (the
+#: Krotov epoch: 0.92x the whole epoch, 5 of 5 rounds), 0.89x at 100 rows, 0.95x at G K = 256, 1.03x at 2000;
+#: float32 1.01x (not used).
+TRANSPOSED_MAX_ROWS = 256
 
 
 class CpuFit:
@@ -167,7 +175,38 @@ class CpuFit:
                 rows["xb"], np.arange(G * K * N, dtype=self.xb.dtype).reshape(G * K, N).T,
                 [min(b, c * chunk) for c in cut[:-1]] + [b], rows=True))
             rows["back_whole"] = back > 1 and not self._cuts_keep_bits(rows["rt"], rows["xb"], rows["back_cut"])
+            blocks = [0, b] if rows["front_whole"] else [min(b, c * chunk) for c in cut[:-1]] + [b]
+            rows["dT"] = (np.empty((G * K, b), self.xb.dtype)
+                          if self.xb.dtype == np.float64 and G * K <= TRANSPOSED_MAX_ROWS else None)
+            if rows["dT"] is not None and not self._transposed_keeps_bits(rows["xb"], rows["dT"], blocks):
+                rows["dT"] = None
         return self._by_rows[b]
+
+    def _similarities(self, rows, first, last):
+        """d[first:last] = xb[first:last] zeta^T, directly or as the transpose of zeta xb[first:last]^T (``rows["dT"]``:
+        :data:`TRANSPOSED_MAX_ROWS`)."""
+        G, K, N, _, _ = self.shape
+        xb, d, dT = rows["xb"][first:last], rows["d"][first:last], rows["dT"]
+        if dT is None:
+            np.matmul(xb, self.memories.reshape(G * K, N).T, out=d)
+        else:
+            np.matmul(self.memories.reshape(G * K, N), xb.T, out=dT[:, first:last])
+            np.copyto(d, dT[:, first:last].T)
+
+    def _transposed_keeps_bits(self, xb, dT, blocks):
+        """True where (zeta xb[lo:hi]^T)^T over ``blocks`` gives bitwise the whole xb zeta^T (what the loop of
+        :mod:`damlite.training` computes), for random xb and zeta (``xb`` and ``dT`` are overwritten; BLAS as in an
+        epoch). Each entry is one dot product over the same terms in both forms, but OpenBLAS 0.3.31 sums some
+        shapes in another order in the two (measured: 250 and 500 rows by 794 columns by 100)."""
+        rng = np.random.default_rng(1)
+        rng.standard_normal(dtype=xb.dtype, out=xb)
+        zeta = rng.standard_normal((dT.shape[0], xb.shape[1]), dtype=xb.dtype)
+        limit = cpu_kernels.one_blas_thread() if self.blas_one else None
+        with limit or contextlib.nullcontext():
+            whole = xb @ zeta.T
+            for lo, hi in zip(blocks[:-1], blocks[1:]):
+                np.matmul(zeta, xb[lo:hi].T, out=dT[:, lo:hi])
+        return bool(np.array_equal(whole, dT.T))
 
     def _cuts_keep_bits(self, a, b, cuts, rows=False):
         """True where ``a @ b`` computed in blocks, of ``a``'s rows (``rows``) or of ``b``'s columns, at ``cuts``,
@@ -231,7 +270,7 @@ class CpuFit:
             if not cpu_kernels.call("gather", self.probes, self.codes, self.table, self.targets, self.order, start,
                                     self.colidx, rows["xb"], rows["tb"], rows["xs"], 0, b):
                 return False
-            np.matmul(rows["xb"], mem.reshape(G * K, N).T, out=rows["d"])
+            self._similarities(rows, 0, b)
         if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
             return False
         loss_part = rows["loss_part"]
@@ -250,16 +289,15 @@ class CpuFit:
 
     def _front(self, rows, start, t):
         """Thread ``t``'s part of the gather, the first product and the loss kernel."""
-        G, K, N, _, _ = self.shape
+        G = self.shape[0]
         kind, n, _ = self.code
         lo, hi = rows["front_cut"][t], rows["front_cut"][t + 1]
-        xb, d, zeta_t = rows["xb"], rows["d"], self.memories.reshape(G * K, N).T
         if G == 1:  # chunks lo..hi of the rows
             if not rows["front_whole"]:
-                first, last = lo * rows["chunk"], min(xb.shape[0], hi * rows["chunk"])
+                first, last = lo * rows["chunk"], min(rows["xb"].shape[0], hi * rows["chunk"])
                 cpu_kernels.kernel("gather")(self.probes, self.codes, self.table, self.targets, self.order, start,
-                                             self.colidx, xb, rows["tb"], rows["xs"], first, last)
-                np.matmul(xb[first:last], zeta_t, out=d[first:last])
+                                             self.colidx, rows["xb"], rows["tb"], rows["xs"], first, last)
+                self._similarities(rows, first, last)
             jobs = (lo, hi)
         else:  # networks lo..hi (the rows gathered and the first product done before)
             jobs = (lo * rows["n_chunks"], hi * rows["n_chunks"])
