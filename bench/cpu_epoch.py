@@ -70,6 +70,21 @@ def _clock(threads):
     return time.process_time if threads == 1 else time.perf_counter
 
 
+def epoch_products(X, Z, batch):
+    """The yardstick: an epoch's two matrix products per minibatch, X_b Z^T and its transpose times X_b, each in the
+    form the fit computes it (float64: X_b Z^T as (Z X_b^T)^T, damlite.kernels.cpu_fit.TRANSPOSED_MAX_ROWS)."""
+    import numpy as np  # noqa: PLC0415
+
+    for s in range(0, X.shape[0], batch):
+        xb = X[s:s + batch]
+        if X.dtype == np.float64:
+            dT = Z @ xb.T
+            dT @ xb
+        else:
+            d = xb @ Z.T
+            d.T @ xb
+
+
 def _estimator(dtype, variant, epochs, seed=0):
     """The estimator with Krotov's settings, whichever of fit() or the constructor takes the optimiser's."""
     from damlite import DenseAssociativeMemory  # noqa: PLC0415
@@ -239,14 +254,7 @@ def worker(args):
 
         def run():
             start = clock()
-            for s in range(0, X.shape[0], batch):
-                xb = X[s:s + batch]
-                if np.dtype(dtype) == np.float64:  # the first product as the fit computes it (cpu_fit.TRANSPOSED_MAX_ROWS)
-                    dT = Z @ xb.T
-                    dT @ xb
-                else:
-                    d = xb @ Z.T
-                    d.T @ xb
+            epoch_products(X, Z, batch)
             return clock() - start
         return run
 

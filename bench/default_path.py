@@ -63,7 +63,7 @@ def main(argv=None):
     sys.path.insert(0, str(HERE / "peers"))
     import numpy as np  # noqa: PLC0415
 
-    from cpu_epoch import KROTOV, _estimator  # noqa: PLC0415
+    from cpu_epoch import KROTOV, _estimator, epoch_products  # noqa: PLC0415
     from damlite.datasets import load_mnist  # noqa: PLC0415
     from damlite.interactions import make_interaction  # noqa: PLC0415
     from damlite.kernels import _cpu_numba  # noqa: PLC0415
@@ -82,14 +82,7 @@ def main(argv=None):
 
         def run():
             start = clock()
-            for s in range(0, X.shape[0], KROTOV["batch"]):
-                xb = X[s:s + KROTOV["batch"]]
-                if np.dtype(dtype) == np.float64:  # the first product as the fit computes it (cpu_fit.TRANSPOSED_MAX_ROWS)
-                    dT = Z @ xb.T
-                    dT @ xb
-                else:
-                    d = xb @ Z.T
-                    d.T @ xb
+            epoch_products(X, Z, KROTOV["batch"])
             return clock() - start
         return run
 

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 from pathlib import Path
 
 RESAMPLES, SEED = 2_000, 0
+RULE = "bench/pool.py (bench/README.md, Pooled verdicts)"
 MAX_RECORDS = 20
 
 # (label, numerator, denominator or None for a level, target, higher is better)
@@ -173,9 +175,28 @@ def main(argv=None):
     rows = pool(args.cpu_epoch, args.default_path)
     print(markdown(rows))
     if args.out:
-        Path(args.out).write_text(json.dumps({"rule": "bench/pool.py (bench/README.md, Pooled verdicts)",
-                                              "cpu_epoch": args.cpu_epoch, "default_path": args.default_path,
-                                              "rows": rows}, indent=1) + "\n")
+        write(args.out, {"rule": RULE, "cpu_epoch": args.cpu_epoch, "default_path": args.default_path, "rows": rows},
+              args.cpu_epoch + args.default_path)
+
+
+def write(path, doc, inputs):
+    """Write the pooled record ``doc`` to ``path``: never through a link, never over a record it read, and over an
+    existing file only if that is a pooled record too (written whole to a temporary file, then renamed)."""
+    out = Path(path)
+    if out.is_symlink():
+        raise SystemExit(f"--out {path} is a link: give the path of a plain file")
+    if out.exists():
+        if any(out.resolve() == Path(i).resolve() for i in inputs):
+            raise SystemExit(f"--out {path} is one of the records read: give a new path")
+        try:
+            own = json.loads(out.read_text()).get("rule") == RULE
+        except (ValueError, AttributeError, OSError):
+            own = False
+        if not own:
+            raise SystemExit(f"--out {path} exists and is not a pooled record: give a new path")
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

@@ -83,3 +83,20 @@ def test_default_path_level_target_in_milliseconds(tmp_path):
     ms = _row(rows, "author's example, ms an epoch")
     assert ms["pooled_median_of_round_ratios"] == pytest.approx(0.55) and ms["verdict"] == "met"
     assert _row(rows, "whole 20-epoch fit / products (setup included)")["verdict"] == "met"  # 1.2
+
+
+def test_out_never_replaces_what_it_did_not_write(tmp_path):
+    """--out: refuses a link, a record it read and a file of another kind; replaces an earlier pooled record."""
+    a = _cpu_epoch(tmp_path, "a.json", [1.2], [1.0])
+    other = tmp_path / "notes.txt"
+    other.write_text("mine")
+    link = tmp_path / "link.json"
+    link.symlink_to(other)
+    for path, why in ((link, "is a link"), (a, "one of the records read"), (other, "not a pooled record")):
+        with pytest.raises(SystemExit, match=why):
+            pool.main(["--cpu-epoch", a, "--out", str(path)])
+    assert other.read_text() == "mine"
+    out = tmp_path / "pooled.json"
+    pool.main(["--cpu-epoch", a, "--out", str(out)])
+    pool.main(["--cpu-epoch", a, "--out", str(out)])  # its own kind: replaced
+    assert json.loads(out.read_text())["rows"][0]["rounds"] == 1
