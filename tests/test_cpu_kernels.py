@@ -720,6 +720,37 @@ def test_palette_is_bitwise_and_refuses_more_than_256_values(dtype):
     assert cpu_kernels.palette(x[0]) is None and cpu_kernels.palette(x.astype(np.float16)) is None
 
 
+@pytest.mark.parametrize("coded", [True, False])
+def test_the_gather_reads_the_rows_of_its_order_whatever_it_fetches_ahead(coded):
+    """The gather kernel (which fetches each source row's codes PREFETCH_ROWS rows ahead, a cache hint) writes
+    exactly probes[order[start + b]] (from the codes or the rows), targets and the evaluated columns, for
+    minibatches at the start, in the middle and at the end of the order (where the rows ahead run past it), on
+    row blocks as the threads cut them."""
+    assert cpu_kernels.available()
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    assert _cpu_numba.PREFETCH_ROWS >= 1
+    rng = np.random.default_rng(5)
+    B, N, M, b = 37, 70, 4, 10
+    probes = rng.integers(0, 9, (B, N)) / 8.0 - 0.5
+    probes[:, N - M:] = np.where(rng.random((B, M)) < 0.5, -1.0, 1.0)
+    targets = np.where(rng.random((B, M)) < 0.5, -1.0, 1.0)
+    codes, table = cpu_kernels.palette(probes) if coded else (np.empty((0, 0), np.uint8), np.empty(0))
+    assert len(table) == (11 if coded else 0)  # k / 8 - 1/2 for k = 0..8, and -1, 1
+    order = rng.permutation(B).astype(np.int64)
+    colidx = np.arange(N - M, N, dtype=np.int64)
+    for start in (0, 10, 30):
+        rows = min(b, B - start)
+        xb, tb, xs = np.full((b, N), np.nan), np.full((b, M), np.nan), np.full((b, M), np.nan)
+        for lo, hi in ((0, 4), (4, rows)):
+            cpu_kernels.kernel("gather")(probes, codes, table, targets, order, start, colidx, xb, tb, xs, lo, hi)
+        src = order[start:start + rows]
+        np.testing.assert_array_equal(xb[:rows], probes[src])
+        np.testing.assert_array_equal(tb[:rows], targets[src])
+        np.testing.assert_array_equal(xs[:rows], probes[src][:, colidx])
+        assert np.isnan(xb[rows:]).all()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("G", [1, 3])
 @pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])

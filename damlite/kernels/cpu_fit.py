@@ -7,7 +7,7 @@ shared by the G networks and the evaluated neurons are ±1 in every probe (check
 per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
     front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
-                      (float64: from 1-byte codes where the probes take at most 256 values)
+                      (float64: from 1-byte codes where the probes take at most 256 values, fetched ahead)
              GEMM     d (b, G K) = xb zeta^T (float64, G K <= 256: as (zeta xb^T)^T, where bitwise the same)
              loss     loss, r and the evaluated columns' part (damlite.kernels.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
