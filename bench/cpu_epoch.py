@@ -509,9 +509,12 @@ def table(result, source=None):
             kernels = ", ".join(f"{k.replace('kernel ', '')} {v:.3f}" for k, v in per.items() if k.startswith("kernel"))
             where = (f"{t} threads: the parts are thread-seconds, the fit {t} × its wall time; the rest is "
                      "bookkeeping, Python and waiting" if t > 1 else "the rest is bookkeeping and Python")
+            rest = (f"the rest {per['rest']:.3f} s" if per["rest"] >= 0 else
+                    f"the rest below zero ({per['rest']:.3f} s: one pair of instrumented fits, whose difference the "
+                    "machine's noise outweighs here)")
             lines += [f"Inside one epoch ({label}, an instrumented fit outside the rounds; {where}): "
                       f"fit {per['fit']:.3f} s, products {per.get('products', 0):.3f} s, kernels: {kernels} s, "
-                      f"the rest {per['rest']:.3f} s.", ""]
+                      f"{rest}.", ""]
     command = re.sub(r" --out \S+", "", result.get("command", "python bench/cpu_epoch.py"))
     where = f"`{source}`, commit {result['commit'][:7]}, " if source and result.get("commit") else ""
     lines.append(f"Record: {where}{result['date']}, {result['machine']['processor']} "
