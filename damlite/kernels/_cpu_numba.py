@@ -302,7 +302,7 @@ def _prefetch(typingctx, arr, i, j):
     return types.none(arr, i, j), codegen
 
 
-#: How many rows ahead :func:`gather` fetches its source rows (:func:`_prefetch`).
+#: How many rows ahead :func:`gather` fetches a row's codes and targets (:func:`_prefetch`; float64 from codes only).
 PREFETCH_ROWS = 2
 
 
