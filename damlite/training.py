@@ -11,7 +11,7 @@ seed may differ between the G networks; the minibatch order is shared by them
 (one shuffle per epoch from ``random_state``: common random numbers across a grid).
 A network whose loss or gradient stops being finite is frozen and reported.
 On NumPy float32/float64 arrays with the numba kernels on, each epoch with minibatches
-shared by the networks runs as :meth:`damlite.kernels.cpu_fit.CpuFit.epoch` (three threaded steps per
+shared by the networks runs as :meth:`damlite.kernels.cpu_fit.CpuFit.epoch` (two threaded steps per
 minibatch, the memories updated in place), other fits take the fused optimiser step
 (:func:`damlite.kernels.cpu_kernels.optimizer_step`); on CuPy arrays with the fused GPU kernels on,
 each epoch runs as :meth:`damlite.kernels.gpu_fit.FusedFit.epoch` (eight launches per minibatch,

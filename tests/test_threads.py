@@ -387,3 +387,90 @@ def test_a_fit_whose_steps_are_split_gives_the_bits_of_one_thread(monkeypatch, G
             cpu_kernels.set_num_threads(None)
     np.testing.assert_array_equal(fits[2].memories, fits[1].memories)
     np.testing.assert_array_equal(fits[2].loss, fits[1].loss)
+
+
+# ------------------------------------------------------------ the cuts follow the threads' speed
+def _balance_rows(bounds, ends, chunk=63):
+    return {"row_bounds": list(bounds), "row_target": [float(x) for x in bounds], "row_ends": list(ends),
+            "chunk": chunk}
+
+
+def test_a_boundary_moves_one_step_towards_the_thread_that_finished_first():
+    """Thread 0 finished 1 ms after thread 1: its boundary moves down by ROW_ALIGN rows (no more at once), and
+    on to the next step a minibatch later; the other way round, up."""
+    keeps = type("Fit", (), {"_block_keeps_bits": lambda self, rows, key, lo, hi: True})()
+    rows = _balance_rows([0, 504, 1000], [10.004, 10.003])
+    cpu_fit.CpuFit._rebalance(keeps, rows, "row", 10.0)
+    assert rows["row_bounds"] == [0, 504 - cpu_fit.ROW_ALIGN, 1000]
+    cpu_fit.CpuFit._rebalance(keeps, rows, "row", 10.0)
+    assert rows["row_bounds"] == [0, 504 - 2 * cpu_fit.ROW_ALIGN, 1000]
+    rows["row_ends"] = [10.003, 10.004]
+    cpu_fit.CpuFit._rebalance(keeps, rows, "row", 10.0)
+    assert rows["row_bounds"] == [0, 504 - cpu_fit.ROW_ALIGN, 1000]
+
+
+def test_a_boundary_ignores_a_descheduled_thread_and_never_leaves_a_thread_less_than_a_chunk():
+    keeps = type("Fit", (), {"_block_keeps_bits": lambda self, rows, key, lo, hi: True})()
+    rows = _balance_rows([0, 504, 1000], [10.010, 10.001])  # 9 ms late of 11: not the cut's doing
+    cpu_fit.CpuFit._rebalance(keeps, rows, "row", 10.0)
+    assert rows["row_bounds"] == [0, 504, 1000]
+    rows = _balance_rows([0, 72, 1000], [10.004, 10.003])
+    for _ in range(5):
+        cpu_fit.CpuFit._rebalance(keeps, rows, "row", 10.0)
+    assert rows["row_bounds"][1] == 64  # the multiple of 8 nearest 63 rows (a chunk), not below it
+    rows = _balance_rows([0, 400, 794], [10.004, 10.003])
+    rows["col_bounds"], rows["col_target"], rows["col_ends"] = rows.pop("row_bounds"), rows.pop("row_target"), \
+        rows.pop("row_ends")
+    cpu_fit.CpuFit._rebalance(keeps, rows, "col", 10.0)
+    assert rows["col_bounds"] == [0, 400 - cpu_fit.COLUMN_ALIGN, 794]
+
+
+def test_a_boundary_moves_only_to_blocks_that_keep_the_whole_products_bits():
+    refused = {("row", 0, 496), ("row", 496, 1000)}
+    checked = []
+    fit = type("Fit", (), {"_block_keeps_bits": lambda self, rows, key, lo, hi: checked.append((key, lo, hi))
+                           or (key, lo, hi) not in refused})()
+    rows = _balance_rows([0, 504, 1000], [10.004, 10.003])
+    cpu_fit.CpuFit._rebalance(fit, rows, "row", 10.0)
+    assert rows["row_bounds"] == [0, 504, 1000] and checked == [("row", 0, 496)]
+    cpu_fit.CpuFit._rebalance(fit, rows, "row", 10.0)  # the target went on: the next multiple is tried
+    assert rows["row_bounds"] == [0, 488, 1000]
+
+
+def test_a_fit_whose_cuts_move_every_minibatch_gives_the_bits_of_one_thread(monkeypatch):
+    """The boundaries moved at random (random finishing times fed to the balancing), one network's rows cut off
+    chunk boundaries (a chunk's loss then waits for both threads' rows): bitwise the fit of one thread."""
+    _two_threads()
+    pytest.importorskip("threadpoolctl")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    rng = np.random.default_rng(3)
+    B, N = 1200, 120
+    X = np.where(rng.random((B, N)) < 0.5, -1.0, 1.0)
+    mem = rng.normal(0, 0.1, (1, 30, N))
+    F = make_interaction("rectified_polynomial", 4)
+    kw = dict(beta_in=0.1, learning_rate=0.02, momentum=0.6, batch_size=300, neurons=slice(100, 120),
+              random_state=0, epochs=6)
+    seen = set()
+    rebalance = cpu_fit.CpuFit._rebalance
+    noise = np.random.default_rng(4)
+
+    def shaken(self, rows, key, began):
+        rows[key + "_ends"] = list(began + noise.uniform(1e-3, 1.6e-3, len(rows[key + "_ends"])))
+        rebalance(self, rows, key, began)
+        seen.add((key, tuple(rows[key + "_bounds"])))
+
+    fits = {}
+    for n in (1, 2):
+        cpu_kernels.set_num_threads(n)
+        try:
+            if n == 2:
+                monkeypatch.setattr(cpu_fit.CpuFit, "_rebalance", shaken)
+            fits[n] = train_memories(mem, X, X[:, 100:], F, **kw)
+        finally:
+            cpu_kernels.set_num_threads(None)
+    rows_seen = {bounds[1] for key, bounds in seen if key == "row"}
+    assert len(rows_seen) >= 3 and any(b % 60 for b in rows_seen)  # moved, off the chunks (5 of 60 rows)
+    assert len({bounds[1] for key, bounds in seen if key == "col"}) >= 2
+    np.testing.assert_array_equal(fits[2].memories, fits[1].memories)
+    np.testing.assert_array_equal(fits[2].loss, fits[1].loss)

@@ -1,4 +1,4 @@
-"""A training fit's minibatches on the CPU in three parallel steps each, on buffers allocated once per fit.
+"""A training fit's minibatches on the CPU in two parallel steps each, on buffers allocated once per fit.
 
 The CPU twin of :mod:`damlite.kernels.gpu_fit`. :func:`damlite.training.train_memories` hands an
 epoch to :meth:`~damlite.kernels.cpu_fit.CpuFit.epoch` when the memories are NumPy float32 or
@@ -6,36 +6,44 @@ float64 arrays, the numba kernels are on (:mod:`damlite.kernels.cpu_kernels`), t
 shared by the G networks and the evaluated neurons are ±1 in every probe (checked once
 per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
-    front    gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
+    front    step     the last minibatch's optimiser step of each memory (gradient 0 in a network that is
+                      not finite), then w = 2 zeta[:, cols]^T
+             gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
                       (float64: from 1-byte codes where the probes take at most 256 values, fetched ahead)
              GEMM     d (b, G K) = xb zeta^T (float64, G K <= 256: as (zeta xb^T)^T, where bitwise the same)
              loss     loss, r and the evaluated columns' part (damlite.kernels.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
              complete grad <- b_out b_in (grad + columns), its finiteness
-    step     the optimiser step of each memory (gradient 0 in a network that is not finite)
 
-Each step is split over the T threads, which wait for each other between the steps:
-``front`` by chunks of rows (one network) or by networks (several; the gather and the
-first product then run before it, on the calling thread), ``back`` by columns, ``step``
-by memories. The threads run the numba kernels and single-threaded BLAS products
-(threadpoolctl limits BLAS to one thread during the epoch): one pool of threads, none of
-them busy-waiting on a core another needs. A step is split only where its work reaches
-:data:`damlite.kernels.cpu_kernels.MIN_WORK` (measured: below it two threads are slower than
-one); BLAS stays on one thread where no step is split too. Without threadpoolctl, T is 1
-and BLAS keeps its own threads.
+(the last minibatch's step runs at the epoch's end). Each step is split over the T threads, which
+wait for each other between the steps. ``front``, for one network whose rows are cut: each thread
+gathers its rows and computes their products, then the loss kernel on the chunks of rows wholly
+among them; thread 0 runs the step first (the other threads' products wait for it, their gathers
+do not) and last the chunks that a boundary cuts, once both threads' rows are in. Otherwise the
+step runs first (split by memories where large enough) and ``front`` is cut by chunks of rows or
+by networks (several; the gather and the first product then run before it, on the calling
+thread). ``back`` is cut by columns. The boundaries of one network's rows and of the columns
+follow the threads' speed: after each minibatch they move towards equal finishing times
+(:meth:`CpuFit._rebalance`; on the shared 2-core machine one thread ran up to 12 % slower than the
+other for minutes at a time, the other way round in the next run). The threads run the numba
+kernels and single-threaded BLAS products (threadpoolctl limits BLAS to one thread during the
+epoch): one pool of threads, none of them busy-waiting on a core another needs. A step is split
+only where its work reaches :data:`damlite.kernels.cpu_kernels.MIN_WORK` (measured: below it two
+threads are slower than one); BLAS stays on one thread where no step is split too. Without
+threadpoolctl, T is 1 and BLAS keeps its own threads.
 
 The same kernels and the same arithmetic in the same order as the minibatch loop of
 :mod:`damlite.training` over :func:`damlite.network.loss_and_gradient`: on one thread the
 results are bitwise those of that loop (the tests check it), without its per-minibatch
 allocations, copies, reductions and Python. On T threads each product is cut into T
-blocks of rows (at chunk boundaries) or of columns (at multiples of :data:`COLUMN_ALIGN`);
+blocks of rows (at multiples of :data:`ROW_ALIGN`) or of columns (of :data:`COLUMN_ALIGN`);
 each entry is still one BLAS dot product over the same terms, but a BLAS need not sum them
 in a block as in the whole product: OpenBLAS 0.3.31 (its SkylakeX kernels) sums the last
 N mod 8 columns of a product of N >= 193 columns in another order in a block of fewer than
 193 columns (measured 2026-11-29: the N = 250 autoassociative fits of commit 8a10c68, 96
 networks of K = 100 memories, differed from their second epoch on between 1 and 2 threads).
 So a product is cut only where, for its shape, the cut blocks give the whole product's bits on
-random data (checked once per fit and minibatch size, with BLAS as in the epoch); elsewhere
+random data (checked once per fit, minibatch size and block, with BLAS as in the epoch); elsewhere
 it is computed whole on the calling thread and the kernels after it are still split. The fits
 are thus bitwise the same on 1 and 2 threads (the tests check it with every step split); the
 check is empirical (random data, one draw), so a BLAS whose order depended on the values
@@ -47,6 +55,8 @@ NumPy.
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 
 import numpy as np
 
@@ -65,6 +75,15 @@ COLUMN_ALIGN = 16
 #: Krotov epoch: 0.92x the whole epoch, 5 of 5 rounds), 0.89x at 100 rows, 0.95x at G K = 256, 1.03x at 2000;
 #: float32 1.01x (not used).
 TRANSPOSED_MAX_ROWS = 256
+
+#: Where the first step is cut by rows (one network), each thread's rows start at a multiple of this; the
+#: boundaries then move with the threads' measured speed (:meth:`CpuFit._rebalance`).
+ROW_ALIGN = 8
+
+#: How far a boundary moves towards equal finishing times after each minibatch: this fraction of the rows (or
+#: columns) that would make the last finishing times equal; the rest waits for the next minibatches (one
+#: minibatch's times on a shared core are noisy: 5 % from one to the next, now and then 2x).
+BALANCE_GAIN = 0.5
 
 
 class CpuFit:
@@ -104,6 +123,7 @@ class CpuFit:
         self.grad = np.empty((G, K, N), dtype)
         self.bad = np.zeros((G, K), dtype=np.bool_)
         self._by_rows = {}
+        self.pending, self.step_parts, self.step_cut = None, 1, [0, G * K]  # a minibatch's step, run with the next
         # the kernels' thread count; a fit splits its products only where BLAS can be held to one thread meanwhile
         self.limit = cpu_kernels.num_threads() if cpu_kernels._blas_controller() else 1
         # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
@@ -180,18 +200,80 @@ class CpuFit:
                           if self.xb.dtype == np.float64 and G * K <= TRANSPOSED_MAX_ROWS else None)
             if rows["dT"] is not None and not self._transposed_keeps_bits(rows["xb"], rows["dT"], blocks):
                 rows["dT"] = None
+            # the cut products' boundaries move with the threads' speed (_rebalance), to blocks whose bits are checked
+            rows["row_bounds"] = [0, b] if G > 1 or front == 1 or rows["front_whole"] else list(blocks)
+            rows["col_bounds"] = list(rows["back_cut"])
+            rows["checked"] = {("row", lo, hi): True for lo, hi in zip(blocks[:-1], blocks[1:])}
+            rows["checked"].update({("col", lo, hi): not rows["back_whole"] for lo, hi in zip(
+                rows["col_bounds"][:-1], rows["col_bounds"][1:])})
+            for key in ("row", "col"):
+                rows[key + "_target"] = [float(x) for x in rows[key + "_bounds"]]
+                rows[key + "_ends"] = [0.0] * (len(rows[key + "_bounds"]) - 1)
+            rows["done"] = [threading.Event() for _ in range(front)]
+            rows["stepped"] = threading.Event()
         return self._by_rows[b]
 
-    def _similarities(self, rows, first, last):
-        """d[first:last] = xb[first:last] zeta^T, directly or as the transpose of zeta xb[first:last]^T (``rows["dT"]``:
-        :data:`TRANSPOSED_MAX_ROWS`)."""
-        G, K, N, _, _ = self.shape
-        xb, d, dT = rows["xb"][first:last], rows["d"][first:last], rows["dT"]
+    def _block_keeps_bits(self, rows, key, lo, hi):
+        """True where rows lo..hi of the first product (``key`` "row") or columns lo..hi of the second ("col"),
+        computed as a block the way an epoch computes it, give the whole product's bits: checked once per block,
+        on the minibatch just computed (its operands are still in the buffers; two temporaries of a product's
+        size, BLAS on one thread as in the epoch that calls this)."""
+        known = rows["checked"].get((key, lo, hi))
+        if known is None:
+            G, K, N, _, _ = self.shape
+            if key == "row":
+                xb, zeta = rows["xb"], self.memories.reshape(G * K, N)
+                part = np.empty((xb.shape[0], G * K), xb.dtype)
+                dT = None if rows["dT"] is None else np.empty_like(rows["dT"])
+                self._similarities(xb, part, dT, lo, hi)
+                known = bool(np.array_equal(part[lo:hi], (xb @ zeta.T)[lo:hi]))
+            else:
+                part = np.empty((G * K, N), self.xb.dtype)
+                np.matmul(rows["rt"], rows["xb"][:, lo:hi], out=part[:, lo:hi])
+                known = bool(np.array_equal(part[:, lo:hi], (rows["rt"] @ rows["xb"])[:, lo:hi]))
+            rows["checked"][(key, lo, hi)] = known
+        return known
+
+    def _rebalance(self, rows, key, began):
+        """Move the boundaries of the rows (``key`` "row") or columns ("col") cut over the threads towards equal
+        finishing times, from the last minibatch's (``rows[key + "_ends"]``, the step having begun at ``began``).
+
+        A boundary u moves by :data:`BALANCE_GAIN` of the rows that would make threads u - 1 and u finish
+        together (each thread's time taken as proportional to its rows), at most an eighth of a thread's share at
+        once, each thread keeping at least a chunk of rows (a chunk spans at most two threads) or
+        :data:`COLUMN_ALIGN` columns, to the nearest multiple of :data:`ROW_ALIGN` (:data:`COLUMN_ALIGN`) whose
+        two blocks give the whole product's bits (:meth:`_block_keeps_bits`; else it stays). Where the threads
+        go is a matter of timing; the fit's bits are not.
+        """
+        bounds, target, ends = rows[key + "_bounds"], rows[key + "_target"], rows[key + "_ends"]
+        T, total = len(bounds) - 1, bounds[-1]
+        busy = sum(ends) - T * began
+        if T < 2 or not busy > 0:
+            return
+        per_unit = busy / total  # seconds per row (column) on one thread
+        align, least = (ROW_ALIGN, rows["chunk"]) if key == "row" else (COLUMN_ALIGN, COLUMN_ALIGN)
+        for u in range(1, T):
+            late = ends[u - 1] - ends[u]  # > 0: thread u - 1 finished last
+            if abs(late) > busy / T / 2:  # the machine's doing (a thread descheduled), not the cut's
+                continue
+            move = BALANCE_GAIN * late / (2 * per_unit)
+            lowest, highest = bounds[u - 1] + least, bounds[u + 1] - least
+            target[u] = min(max(target[u] - min(max(move, -align), align), lowest), highest)
+            cut = int(align * round(target[u] / align))
+            if cut != bounds[u] and lowest <= cut <= highest and self._block_keeps_bits(rows, key, bounds[u - 1], cut) \
+                    and self._block_keeps_bits(rows, key, cut, bounds[u + 1]):
+                bounds[u] = cut
+
+    def _similarities(self, xb, d, dT, first, last, zeta=None):
+        """d[first:last] = xb[first:last] zeta^T (zeta: the memories as (G K, N)), directly or as the transpose of
+        zeta xb[first:last]^T where ``dT`` is given (:data:`TRANSPOSED_MAX_ROWS`)."""
+        if zeta is None:
+            zeta = self.memories.reshape(-1, self.shape[2])
         if dT is None:
-            np.matmul(xb, self.memories.reshape(G * K, N).T, out=d)
+            np.matmul(xb[first:last], zeta.T, out=d[first:last])
         else:
-            np.matmul(self.memories.reshape(G * K, N), xb.T, out=dT[:, first:last])
-            np.copyto(d, dT[:, first:last].T)
+            np.matmul(zeta, xb[first:last].T, out=dT[:, first:last])
+            np.copyto(d[first:last], dT[:, first:last].T)
 
     def _transposed_keeps_bits(self, xb, dT, blocks):
         """True where (zeta xb[lo:hi]^T)^T over ``blocks`` gives bitwise the whole xb zeta^T (what the loop of
@@ -249,66 +331,136 @@ class CpuFit:
         self.finite[...] = finite
         self.epoch_loss[...] = 0
         self.epoch_ok[...] = True
+        self.pending = None
         limit = cpu_kernels.one_blas_thread() if self.blas_one else None
         with limit or contextlib.nullcontext():
             for start in range(0, B, self.batch):
                 if not self.minibatch(start):
                     self.memories[...], self.velocity[...] = backup
                     return None
+            if not self._step(split=True):
+                self.memories[...], self.velocity[...] = backup
+                return None
         return self.epoch_loss.copy(), self.epoch_ok.copy()
 
+    def _step(self, split):
+        """The last minibatch's optimiser step, where one is due (``split``: over the threads where its size
+        asks for it, else on the calling thread), then the evaluated columns' weights w = 2 zeta[:, cols]^T for
+        the next; False if a kernel failed."""
+        if self.pending is not None:
+            ok, parts, cut = self.pending, (self.step_parts if split else 1), self.step_cut
+            start_col, stop_col = self.clamp
+            self.pending = None
+            if cpu_kernels.run_parts("step", parts, lambda t: (
+                    self.memories, self.velocity, self.grad, ok, self.lr, self.step_consts, self.normalize, start_col,
+                    stop_col, cut[t] if parts > 1 else 0, cut[t + 1] if parts > 1 else cut[-1])) is None:
+                return False
+        np.multiply(2, self.memories[:, :, self.cols].transpose(0, 2, 1), out=self.w)
+        return True
+
     def minibatch(self, start):
-        """The minibatch from row ``start`` of the epoch's order, its three steps; False if a kernel failed."""
+        """The minibatch from row ``start`` of the epoch's order: the last minibatch's step, then the two threaded
+        steps of this one (its own step runs with the next, or at the epoch's end); False if a kernel failed."""
         G, K, N, _, B = self.shape
         b = min(self.batch, B - start)
         rows = self._rows(b)
-        mem = self.memories
-        np.multiply(2, mem[:, :, self.cols].transpose(0, 2, 1), out=self.w)
+        clock = time.perf_counter
         rows["grad_part"][...] = 0
-        self.bad[...] = False
-        if rows["front_whole"]:  # the gather and the first product whole (their cut would round differently)
-            if not cpu_kernels.call("gather", self.probes, self.codes, self.table, self.targets, self.order, start,
-                                    self.colidx, rows["xb"], rows["tb"], rows["xs"], 0, b):
+        by_rows = len(rows["row_bounds"]) > 2  # one network's rows cut over the threads, with the step beside them
+        if not (by_rows and rows["step"] == 1):
+            if not self._step(split=True):
                 return False
-            self._similarities(rows, 0, b)
-        if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
-            return False
+        if by_rows:
+            for event in (rows["stepped"], *rows["done"]):
+                event.clear()
+            began = clock()
+            if not cpu_kernels.run_parts(self._front_rows, rows["front"], lambda t: (rows, start, t)):
+                return False
+            self._rebalance(rows, "row", began)
+        else:
+            if rows["front_whole"]:  # the gather and the first product whole (their cut would round differently)
+                if not cpu_kernels.call("gather", self.probes, self.codes, self.table, self.targets, self.order,
+                                        start, self.colidx, rows["xb"], rows["tb"], rows["xs"], 0, b):
+                    return False
+                self._similarities(rows["xb"], rows["d"], rows["dT"], 0, b)
+            if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
+                return False
         loss_part = rows["loss_part"]
         loss = loss_part[:, 0].copy() if loss_part.shape[1] == 1 else np.sum(loss_part, axis=1)
+        self.bad[...] = False
         if rows["back_whole"]:  # the second product whole (its cut would round differently)
             np.matmul(rows["rt"], rows["xb"], out=self.grad.reshape(G * K, N))
+        began = clock()
         if not cpu_kernels.run_parts(self._back, rows["back"], lambda t: (rows, t)):
             return False
+        if not rows["back_whole"]:
+            self._rebalance(rows, "col", began)
         ok = self.finite & np.isfinite(loss) & ~self.bad.any(axis=1)
         self.epoch_loss[ok] += loss[ok]
         self.epoch_ok &= ok
-        cut, (start_col, stop_col) = rows["step_cut"], self.clamp
-        return cpu_kernels.run_parts("step", rows["step"], lambda t: (
-            mem, self.velocity, self.grad, ok, self.lr, self.step_consts, self.normalize, start_col, stop_col,
-            cut[t], cut[t + 1])) is not None
+        self.pending, self.step_parts, self.step_cut = ok, rows["step"], rows["step_cut"]
+        return True
 
-    def _front(self, rows, start, t):
-        """Thread ``t``'s part of the gather, the first product and the loss kernel."""
+    def _loss(self, rows, lo, hi):
+        """The loss kernel on jobs lo..hi (chunks of rows of one network, or networks' chunks)."""
         G = self.shape[0]
         kind, n, _ = self.code
-        lo, hi = rows["front_cut"][t], rows["front_cut"][t + 1]
-        if G == 1:  # chunks lo..hi of the rows
-            if not rows["front_whole"]:
-                first, last = lo * rows["chunk"], min(rows["xb"].shape[0], hi * rows["chunk"])
-                cpu_kernels.kernel("gather")(self.probes, self.codes, self.table, self.targets, self.order, start,
-                                             self.colidx, rows["xb"], rows["tb"], rows["xs"], first, last)
-                self._similarities(rows, first, last)
-            jobs = (lo, hi)
-        else:  # networks lo..hi (the rows gathered and the first product done before)
-            jobs = (lo * rows["n_chunks"], hi * rows["n_chunks"])
         cpu_kernels.kernel("loss_grad")(rows["d_rows"], 1, G, self.w, rows["xs"], 0, 1, rows["tb"], self.b_in,
                                         self.b_out, self.loss_consts, kind, n, self.two_m, True, rows["chunk"],
-                                        rows["loss_part"], rows["r_rows"], rows["grad_part"], *jobs)
+                                        rows["loss_part"], rows["r_rows"], rows["grad_part"], lo, hi)
+
+    def _gather(self, rows, start, first, last):
+        cpu_kernels.kernel("gather")(self.probes, self.codes, self.table, self.targets, self.order, start,
+                                     self.colidx, rows["xb"], rows["tb"], rows["xs"], first, last)
+
+    def _front(self, rows, start, t):
+        """Thread ``t``'s part of the gather, the first product and the loss kernel, by chunks of rows (one
+        network) or by networks (several: the rows gathered and the first product done before)."""
+        lo, hi = rows["front_cut"][t], rows["front_cut"][t + 1]
+        if self.shape[0] == 1:
+            if not rows["front_whole"]:
+                first, last = lo * rows["chunk"], min(rows["xb"].shape[0], hi * rows["chunk"])
+                self._gather(rows, start, first, last)
+                self._similarities(rows["xb"], rows["d"], rows["dT"], first, last)
+            self._loss(rows, lo, hi)
+        else:
+            self._loss(rows, lo * rows["n_chunks"], hi * rows["n_chunks"])
+
+    def _front_rows(self, rows, start, t):
+        """Thread ``t``'s rows (``rows["row_bounds"]``) of one network's gather and first product, then the chunks
+        of the loss kernel among them; thread 0 first runs the last minibatch's step (the others' products wait
+        for it, their gathers do not) and last the chunks that a boundary cuts (once both threads' rows are in)."""
+        bounds, chunk, T = rows["row_bounds"], rows["chunk"], len(rows["row_bounds"]) - 1
+        lo, hi = bounds[t], bounds[t + 1]
+        try:
+            if t == 0:
+                try:
+                    if not self._step(split=False):
+                        raise RuntimeError("the optimiser step failed")
+                finally:
+                    rows["stepped"].set()
+            self._gather(rows, start, lo, hi)
+            rows["stepped"].wait()
+            self._similarities(rows["xb"], rows["d"], rows["dT"], lo, hi)
+        finally:
+            rows["done"][t].set()
+        first, last = -(-lo // chunk), (hi // chunk if t < T - 1 else rows["n_chunks"])
+        if last > first:
+            self._loss(rows, first, last)
+        if t == 0:
+            for u in range(1, T):
+                if bounds[u] % chunk:
+                    rows["done"][u - 1].wait()
+                    rows["done"][u].wait()
+                    self._loss(rows, bounds[u] // chunk, bounds[u] // chunk + 1)
+        rows["row_ends"][t] = time.perf_counter()
 
     def _back(self, rows, t):
-        """Thread ``t``'s columns of the second product and of the completed, checked gradient."""
+        """Thread ``t``'s columns (``rows["col_bounds"]``) of the second product and of the completed, checked
+        gradient."""
         G, K, N, _, _ = self.shape
-        lo, hi = rows["back_cut"][t], rows["back_cut"][t + 1]
+        lo, hi = rows["col_bounds"][t], rows["col_bounds"][t + 1]
         if not rows["back_whole"]:
             np.matmul(rows["rt"], rows["xb"][:, lo:hi], out=self.grad.reshape(G * K, N)[:, lo:hi])
         cpu_kernels.kernel("complete")(self.grad, rows["grad_part"], self.colmap, self.scale, self.bad, lo, hi)
+        rows["col_ends"][t] = time.perf_counter()
