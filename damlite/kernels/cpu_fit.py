@@ -80,9 +80,9 @@ TRANSPOSED_MAX_ROWS = 256
 #: boundaries then move with the threads' measured speed (:meth:`CpuFit._rebalance`).
 ROW_ALIGN = 8
 
-#: How far a boundary moves towards equal finishing times after each minibatch: this fraction of the rows (or
-#: columns) that would make the last finishing times equal; the rest waits for the next minibatches (one
-#: minibatch's times on a shared core are noisy: 5 % from one to the next, now and then 2x).
+#: How far a boundary aims after each minibatch: this fraction of the rows (or columns) that would have made its
+#: two threads finish together, at most one multiple of the alignment a minibatch (one minibatch's times on a
+#: shared core are noisy: 5 % from one to the next, now and then 2x).
 BALANCE_GAIN = 0.5
 
 
@@ -238,12 +238,14 @@ class CpuFit:
         """Move the boundaries of the rows (``key`` "row") or columns ("col") cut over the threads towards equal
         finishing times, from the last minibatch's (``rows[key + "_ends"]``, the step having begun at ``began``).
 
-        A boundary u moves by :data:`BALANCE_GAIN` of the rows that would make threads u - 1 and u finish
-        together (each thread's time taken as proportional to its rows), at most an eighth of a thread's share at
-        once, each thread keeping at least a chunk of rows (a chunk spans at most two threads) or
-        :data:`COLUMN_ALIGN` columns, to the nearest multiple of :data:`ROW_ALIGN` (:data:`COLUMN_ALIGN`) whose
-        two blocks give the whole product's bits (:meth:`_block_keeps_bits`; else it stays). Where the threads
-        go is a matter of timing; the fit's bits are not.
+        A boundary u aims at :data:`BALANCE_GAIN` of the rows that would make threads u - 1 and u finish
+        together (each thread's time taken as proportional to its rows), at most :data:`ROW_ALIGN` rows
+        (:data:`COLUMN_ALIGN` columns) a minibatch, each thread keeping at least a chunk of rows (so a chunk spans
+        at most two threads) or :data:`COLUMN_ALIGN` columns; it moves to the multiple of :data:`ROW_ALIGN`
+        (:data:`COLUMN_ALIGN`) nearest its aim where the two blocks give the whole product's bits
+        (:meth:`_block_keeps_bits`), else it stays. Two threads that finished more than half a thread's mean
+        time apart move nothing: a thread taken off its core, not the cut. Where the boundaries go is a matter of
+        timing; the fit's bits are not.
         """
         bounds, target, ends = rows[key + "_bounds"], rows[key + "_target"], rows[key + "_ends"]
         T, total = len(bounds) - 1, bounds[-1]
