@@ -85,6 +85,13 @@ ROW_ALIGN = 8
 #: shared core are noisy: 5 % from one to the next, now and then 2x).
 BALANCE_GAIN = 0.5
 
+#: The share of each minibatch's lateness in the smoothed lateness that moves a boundary (an exponential average
+#: over ~5 minibatches), and the least smoothed lateness, as a share of a thread's mean time, that moves it: without
+#: them a boundary wandered with the machine's noise over ~20 positions of Krotov's fit, each new one checked at a
+#: product's cost (86 checks, 0.5 s of a 20-epoch two-thread fit).
+BALANCE_SMOOTHING = 0.2
+BALANCE_DEADBAND = 0.03
+
 
 class CpuFit:
     """Buffers and kernel calls of one fit's minibatches (see the module doc).
@@ -203,49 +210,54 @@ class CpuFit:
             # the cut products' boundaries move with the threads' speed (_rebalance), to blocks whose bits are checked
             rows["row_bounds"] = [0, b] if G > 1 or front == 1 or rows["front_whole"] else list(blocks)
             rows["col_bounds"] = list(rows["back_cut"])
-            rows["checked"] = {("row", lo, hi): True for lo, hi in zip(blocks[:-1], blocks[1:])}
-            rows["checked"].update({("col", lo, hi): not rows["back_whole"] for lo, hi in zip(
-                rows["col_bounds"][:-1], rows["col_bounds"][1:])})
+            rows["checked"] = {}
             for key in ("row", "col"):
-                rows[key + "_target"] = [float(x) for x in rows[key + "_bounds"]]
-                rows[key + "_ends"] = [0.0] * (len(rows[key + "_bounds"]) - 1)
+                bounds = rows[key + "_bounds"]
+                rows["checked"].update({(key, *bounds[u - 1:u + 2]): True for u in range(1, len(bounds) - 1)})
+                rows[key + "_target"] = [float(x) for x in bounds]
+                rows[key + "_ends"] = [0.0] * (len(bounds) - 1)
+                rows[key + "_late"] = [0.0] * len(bounds)
             rows["done"] = [threading.Event() for _ in range(front)]
             rows["stepped"] = threading.Event()
         return self._by_rows[b]
 
-    def _block_keeps_bits(self, rows, key, lo, hi):
-        """True where rows lo..hi of the first product (``key`` "row") or columns lo..hi of the second ("col"),
-        computed as a block the way an epoch computes it, give the whole product's bits: checked once per block,
-        on the minibatch just computed (its operands are still in the buffers; two temporaries of a product's
-        size, BLAS on one thread as in the epoch that calls this)."""
-        known = rows["checked"].get((key, lo, hi))
+    def _cut_keeps_bits(self, rows, key, lo, cut, hi):
+        """True where rows lo..cut and cut..hi of the first product (``key`` "row") or its columns of the second
+        ("col"), computed as two blocks the way an epoch computes them, give the whole product's bits: checked
+        once per (lo, cut, hi), on the minibatch just computed, whose operands are still in the buffers. The first
+        product's blocks are compared with d (its blocks there give the whole product's bits, by these checks), the
+        second's with the whole r^T xb (one temporary of a product's size each; BLAS on one thread, as in the epoch
+        that calls this). Measured (Krotov's fit, two threads): a check takes about a product's time, 2-6 ms."""
+        known = rows["checked"].get((key, lo, cut, hi))
         if known is None:
             G, K, N, _, _ = self.shape
             if key == "row":
-                xb, zeta = rows["xb"], self.memories.reshape(G * K, N)
-                part = np.empty((xb.shape[0], G * K), xb.dtype)
+                part = np.empty_like(rows["d"])
                 dT = None if rows["dT"] is None else np.empty_like(rows["dT"])
-                self._similarities(xb, part, dT, lo, hi)
-                known = bool(np.array_equal(part[lo:hi], (xb @ zeta.T)[lo:hi]))
+                for first, last in ((lo, cut), (cut, hi)):
+                    self._similarities(rows["xb"], part, dT, first, last)
+                known = bool(np.array_equal(part[lo:hi], rows["d"][lo:hi]))
             else:
                 part = np.empty((G * K, N), self.xb.dtype)
-                np.matmul(rows["rt"], rows["xb"][:, lo:hi], out=part[:, lo:hi])
+                for first, last in ((lo, cut), (cut, hi)):
+                    np.matmul(rows["rt"], rows["xb"][:, first:last], out=part[:, first:last])
                 known = bool(np.array_equal(part[:, lo:hi], (rows["rt"] @ rows["xb"])[:, lo:hi]))
-            rows["checked"][(key, lo, hi)] = known
+            rows["checked"][(key, lo, cut, hi)] = known
         return known
 
     def _rebalance(self, rows, key, began):
         """Move the boundaries of the rows (``key`` "row") or columns ("col") cut over the threads towards equal
         finishing times, from the last minibatch's (``rows[key + "_ends"]``, the step having begun at ``began``).
 
-        A boundary u aims at :data:`BALANCE_GAIN` of the rows that would make threads u - 1 and u finish
-        together (each thread's time taken as proportional to its rows), at most :data:`ROW_ALIGN` rows
-        (:data:`COLUMN_ALIGN` columns) a minibatch, each thread keeping at least a chunk of rows (so a chunk spans
-        at most two threads) or :data:`COLUMN_ALIGN` columns; it moves to the multiple of :data:`ROW_ALIGN`
-        (:data:`COLUMN_ALIGN`) nearest its aim where the two blocks give the whole product's bits
-        (:meth:`_block_keeps_bits`), else it stays. Two threads that finished more than half a thread's mean
-        time apart move nothing: a thread taken off its core, not the cut. Where the boundaries go is a matter of
-        timing; the fit's bits are not.
+        A boundary u follows how much later thread u - 1 finished than thread u, smoothed over minibatches
+        (:data:`BALANCE_SMOOTHING`); where that is more than :data:`BALANCE_DEADBAND` of a thread's mean time, it
+        aims at :data:`BALANCE_GAIN` of the rows that would make the two finish together (each thread's time taken
+        as proportional to its rows), at most :data:`ROW_ALIGN` rows (:data:`COLUMN_ALIGN` columns) a minibatch,
+        each thread keeping at least a chunk of rows (so a chunk spans at most two threads) or
+        :data:`COLUMN_ALIGN` columns; it moves to the multiple of :data:`ROW_ALIGN` (:data:`COLUMN_ALIGN`) nearest
+        its aim where the two blocks give the whole product's bits (:meth:`_cut_keeps_bits`), else it stays. A
+        minibatch whose two threads finished more than half a thread's mean time apart counts for nothing: a thread
+        taken off its core, not the cut. Where the boundaries go is a matter of timing; the fit's bits are not.
         """
         bounds, target, ends = rows[key + "_bounds"], rows[key + "_target"], rows[key + "_ends"]
         T, total = len(bounds) - 1, bounds[-1]
@@ -254,16 +266,20 @@ class CpuFit:
             return
         per_unit = busy / total  # seconds per row (column) on one thread
         align, least = (ROW_ALIGN, rows["chunk"]) if key == "row" else (COLUMN_ALIGN, COLUMN_ALIGN)
+        smoothed = rows[key + "_late"]
         for u in range(1, T):
             late = ends[u - 1] - ends[u]  # > 0: thread u - 1 finished last
-            if abs(late) > busy / T / 2:  # the machine's doing (a thread descheduled), not the cut's
+            if abs(late) > busy / T / 2:
                 continue
-            move = BALANCE_GAIN * late / (2 * per_unit)
+            smoothed[u] += BALANCE_SMOOTHING * (late - smoothed[u])
+            if abs(smoothed[u]) <= BALANCE_DEADBAND * busy / T:
+                continue
+            move = BALANCE_GAIN * smoothed[u] / (2 * per_unit)
             lowest, highest = bounds[u - 1] + least, bounds[u + 1] - least
             target[u] = min(max(target[u] - min(max(move, -align), align), lowest), highest)
             cut = int(align * round(target[u] / align))
-            if cut != bounds[u] and lowest <= cut <= highest and self._block_keeps_bits(rows, key, bounds[u - 1], cut) \
-                    and self._block_keeps_bits(rows, key, cut, bounds[u + 1]):
+            if cut != bounds[u] and lowest <= cut <= highest and self._cut_keeps_bits(
+                    rows, key, bounds[u - 1], cut, bounds[u + 1]):
                 bounds[u] = cut
 
     def _similarities(self, xb, d, dT, first, last, zeta=None):
