@@ -24,7 +24,7 @@ step runs first (split by memories where large enough) and ``front`` is cut by c
 by networks (several; the gather and the first product then run before it, on the calling
 thread). ``back`` is cut by columns. The boundaries of one network's rows and of the columns
 follow the threads' speed: after each minibatch they move towards equal finishing times
-(:meth:`CpuFit._rebalance`; on the shared 2-core machine one thread ran up to 12 % slower than the
+(``CpuFit._rebalance``; on the shared 2-core machine one thread ran up to 12 % slower than the
 other for minutes at a time, the other way round in the next run). The threads run the numba
 kernels and single-threaded BLAS products (threadpoolctl limits BLAS to one thread during the
 epoch): one pool of threads, none of them busy-waiting on a core another needs. A step is split
@@ -62,7 +62,7 @@ import numpy as np
 
 from . import cpu_kernels
 
-__all__ = ["COLUMN_ALIGN", "CpuFit"]
+__all__ = ["COLUMN_ALIGN", "ROW_ALIGN", "CpuFit"]
 
 #: The columns of the gradient product are cut at multiples of this, where BLAS kernels
 #: tile, so that each block's entries are summed as in the whole product.
@@ -77,7 +77,7 @@ COLUMN_ALIGN = 16
 TRANSPOSED_MAX_ROWS = 256
 
 #: Where the first step is cut by rows (one network), each thread's rows start at a multiple of this; the
-#: boundaries then move with the threads' measured speed (:meth:`CpuFit._rebalance`).
+#: boundaries then move with the threads' measured speed (``CpuFit._rebalance``).
 ROW_ALIGN = 8
 
 #: How far a boundary aims after each minibatch: this fraction of the rows (or columns) that would have made its
