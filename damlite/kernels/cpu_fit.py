@@ -282,11 +282,10 @@ class CpuFit:
                     rows, key, bounds[u - 1], cut, bounds[u + 1]):
                 bounds[u] = cut
 
-    def _similarities(self, xb, d, dT, first, last, zeta=None):
+    def _similarities(self, xb, d, dT, first, last):
         """d[first:last] = xb[first:last] zeta^T (zeta: the memories as (G K, N)), directly or as the transpose of
         zeta xb[first:last]^T where ``dT`` is given (:data:`TRANSPOSED_MAX_ROWS`)."""
-        if zeta is None:
-            zeta = self.memories.reshape(-1, self.shape[2])
+        zeta = self.memories.reshape(-1, self.shape[2])
         if dT is None:
             np.matmul(xb[first:last], zeta.T, out=d[first:last])
         else:
