@@ -491,3 +491,97 @@ def test_a_fit_whose_cuts_move_every_minibatch_gives_the_bits_of_one_thread(monk
     assert len({bounds[1] for key, bounds in seen if key == "col"}) >= 2
     np.testing.assert_array_equal(fits[2].memories, fits[1].memories)
     np.testing.assert_array_equal(fits[2].loss, fits[1].loss)
+
+
+# ------------------------------------------------------------ the loss kernel's chunks go to whichever thread is free
+def _claim_rows(bounds, chunk=63, n_chunks=16, done=(0, 1)):
+    rows = {"row_bounds": list(bounds), "chunk": chunk, "n_chunks": n_chunks, "claim_lock": threading.Lock(),
+            "done": [threading.Event() for _ in range(len(bounds) - 1)]}
+    for u in done:
+        rows["done"][u].set()
+    cpu_fit.CpuFit._claims(None, rows)
+    return rows
+
+
+def _drain(rows, t):
+    got = []
+    while (job := cpu_fit.CpuFit._claim(None, rows, t)) is not None:
+        got.append(job)
+    return got
+
+
+def test_a_thread_takes_half_of_its_own_chunks_then_one_at_a_time_then_the_others_from_their_end():
+    """Rows 0-300 and 300-1000 (chunks of 63): thread 0 owns chunks 0-3, thread 1 chunks 5-15, chunk 4 (rows 252-315)
+    is cut by the boundary. Thread 1 takes 5 of its 11, then 3, 1, 1, 1; once its own are gone it takes the cut chunk
+    and thread 0's from their end, one at a time; every chunk runs once."""
+    rows = _claim_rows([0, 300, 1000])
+    assert rows["claims"] == [[0, 4], [5, 16], [4, 5]]
+    assert _drain(rows, 1) == [(5, 10), (10, 13), (13, 14), (14, 15), (15, 16), (3, 4), (2, 3), (1, 2), (0, 1), (4, 5)]
+    rows = _claim_rows([0, 300, 1000])
+    first = [cpu_fit.CpuFit._claim(None, rows, 0), cpu_fit.CpuFit._claim(None, rows, 1)]
+    assert first == [(0, 2), (5, 10)]
+    rest = _drain(rows, 0) + _drain(rows, 1)
+    chunks = sorted(c for lo, hi in first + rest for c in range(lo, hi))
+    assert chunks == list(range(16))
+
+
+def test_a_thread_waits_for_rows_that_are_not_in_yet_and_chunks_run_once_whoever_takes_them():
+    """Thread 1's rows come in late: thread 0, done with its own chunks, waits for them, then shares them; on two real
+    threads taking chunks at once, each chunk is taken exactly once."""
+    rows = _claim_rows([0, 504, 1000], done=(0,))
+    timer = threading.Timer(0.05, rows["done"][1].set)
+    timer.start()
+    got = _drain(rows, 0)
+    timer.join()
+    assert [c for lo, hi in got for c in range(lo, hi)][:8] == list(range(8))  # its own first, before the wait
+    assert sorted(c for lo, hi in got for c in range(lo, hi)) == list(range(16))
+    for _ in range(20):
+        rows = _claim_rows([0, 504, 1000])
+        taken = [[], []]
+        threads = [threading.Thread(target=lambda t=t: taken[t].extend(_drain(rows, t))) for t in (0, 1)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert sorted(c for part in taken for lo, hi in part for c in range(lo, hi)) == list(range(16))
+
+
+@pytest.mark.parametrize(("part", "worker"), [("_back", True), ("_loss", True), ("_loss", False), ("_gather", True)])
+def test_a_thread_that_fails_in_the_one_call_of_both_steps_leaves_no_thread_waiting(monkeypatch, part, worker):
+    """A kernel failing on the kernels' other thread or on the calling one, before the threads meet between the two
+    steps or after: the fit does not hang, warns once and ends on the NumPy loop, as that loop's fit."""
+    _two_threads()
+    pytest.importorskip("threadpoolctl")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((600, 120)) < 0.5, -1.0, 1.0)
+    mem = rng.normal(0, 0.1, (1, 30, 120))
+    F = make_interaction("rectified_polynomial", 4)
+    kw = dict(beta_in=0.1, learning_rate=0.02, momentum=0.6, batch_size=300, neurons=slice(100, 120),
+              random_state=0, epochs=3)
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numpy")
+    want = train_memories(mem, X, X[:, 100:], F, **kw)
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    real, calls = getattr(cpu_fit.CpuFit, part), []
+
+    def fails(self, rows, *args):
+        assert rows["one_call"]
+        here = threading.current_thread().name.startswith("damlite-cpu")
+        calls.append(here)
+        if here == worker and len(calls) > 6:
+            raise RuntimeError("LLVM ERROR: broken")
+        return real(self, rows, *args)
+
+    monkeypatch.setattr(cpu_fit.CpuFit, part, fails)
+    monkeypatch.setattr(cpu_kernels, "_failure", None)
+    monkeypatch.setattr(cpu_kernels, "_warned", False)
+    cpu_kernels.set_num_threads(2)
+    try:
+        with pytest.warns(cpu_kernels.CpuKernelsWarning, match="broken"):
+            got = _in_thread(lambda: train_memories(mem, X, X[:, 100:], F, **kw))
+    finally:
+        cpu_kernels.set_num_threads(None)
+    assert worker in calls
+    np.testing.assert_allclose(got.memories, want.memories, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.loss, want.loss, rtol=1e-12)

@@ -17,9 +17,11 @@ per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
 
 (the last minibatch's step runs at the epoch's end). Each step is split over the T threads, which
 wait for each other between the steps. ``front``, for one network whose rows are cut: each thread
-gathers its rows and computes their products, then the loss kernel on the chunks of rows wholly
-among them; thread 0 runs the step first (the other threads' products wait for it, their gathers
-do not) and last the chunks that a boundary cuts, once both threads' rows are in. Otherwise the
+gathers its rows and computes their products (thread 0 runs the step first; the other threads'
+products wait for it, their gathers do not), then takes chunks of rows for the loss kernel: half
+of its own that are left, then one at a time, then, one at a time, those of a slower thread and
+those a boundary cuts, once their rows are in. Both steps then run in one call to the threads,
+which meet at a barrier between them (one hand-over a minibatch). Otherwise the
 step runs first (split by memories where large enough) and ``front`` is cut by chunks of rows or
 by networks (several; the gather and the first product then run before it, on the calling
 thread). ``back`` is cut by columns. The boundaries of one network's rows and of the columns
@@ -219,6 +221,12 @@ class CpuFit:
                 rows[key + "_late"] = [0.0] * len(bounds)
             rows["done"] = [threading.Event() for _ in range(front)]
             rows["stepped"] = threading.Event()
+            # one network's rows cut: the loss kernel's chunks claimed (_claim), and both steps in one call, the
+            # threads meeting at a barrier between them, where the second product is cut by as many threads
+            rows["claim_lock"] = threading.Lock()
+            rows["one_call"] = len(rows["row_bounds"]) > 2 and not rows["back_whole"] and back == front
+            rows["barrier"] = threading.Barrier(front) if rows["one_call"] else None
+            rows["col_starts"] = [0.0] * back
         return self._by_rows[b]
 
     def _cut_keeps_bits(self, rows, key, lo, cut, hi):
@@ -383,6 +391,7 @@ class CpuFit:
         rows = self._rows(b)
         clock = time.perf_counter
         rows["grad_part"][...] = 0
+        self.bad[...] = False
         by_rows = len(rows["row_bounds"]) > 2  # one network's rows cut over the threads, with the step beside them
         if not (by_rows and rows["step"] == 1):
             if not self._step(split=True):
@@ -390,8 +399,12 @@ class CpuFit:
         if by_rows:
             for event in (rows["stepped"], *rows["done"]):
                 event.clear()
+            self._claims(rows)
+            if rows["barrier"] is not None and rows["barrier"].broken:
+                rows["barrier"].reset()
             began = clock()
-            if not cpu_kernels.run_parts(self._front_rows, rows["front"], lambda t: (rows, start, t)):
+            if not cpu_kernels.run_parts(self._both_rows if rows["one_call"] else self._front_rows, rows["front"],
+                                         lambda t: (rows, start, t)):
                 return False
             self._rebalance(rows, "row", began)
         else:
@@ -404,12 +417,14 @@ class CpuFit:
                 return False
         loss_part = rows["loss_part"]
         loss = loss_part[:, 0].copy() if loss_part.shape[1] == 1 else np.sum(loss_part, axis=1)
-        self.bad[...] = False
-        if rows["back_whole"]:  # the second product whole (its cut would round differently)
-            np.matmul(rows["rt"], rows["xb"], out=self.grad.reshape(G * K, N))
-        began = clock()
-        if not cpu_kernels.run_parts(self._back, rows["back"], lambda t: (rows, t)):
-            return False
+        if by_rows and rows["one_call"]:
+            began = min(rows["col_starts"])
+        else:
+            if rows["back_whole"]:  # the second product whole (its cut would round differently)
+                np.matmul(rows["rt"], rows["xb"], out=self.grad.reshape(G * K, N))
+            began = clock()
+            if not cpu_kernels.run_parts(self._back, rows["back"], lambda t: (rows, t)):
+                return False
         if not rows["back_whole"]:
             self._rebalance(rows, "col", began)
         ok = self.finite & np.isfinite(loss) & ~self.bad.any(axis=1)
@@ -444,10 +459,10 @@ class CpuFit:
             self._loss(rows, lo * rows["n_chunks"], hi * rows["n_chunks"])
 
     def _front_rows(self, rows, start, t):
-        """Thread ``t``'s rows (``rows["row_bounds"]``) of one network's gather and first product, then the chunks
-        of the loss kernel among them; thread 0 first runs the last minibatch's step (the others' products wait
-        for it, their gathers do not) and last the chunks that a boundary cuts (once both threads' rows are in)."""
-        bounds, chunk, T = rows["row_bounds"], rows["chunk"], len(rows["row_bounds"]) - 1
+        """Thread ``t``'s rows (``rows["row_bounds"]``) of one network's gather and first product, then chunks of
+        the loss kernel (:meth:`_claim`); thread 0 first runs the last minibatch's step (the others' products wait
+        for it, their gathers do not). The boundaries follow the times at which the threads' products end."""
+        bounds = rows["row_bounds"]
         lo, hi = bounds[t], bounds[t + 1]
         try:
             if t == 0:
@@ -460,17 +475,65 @@ class CpuFit:
             rows["stepped"].wait()
             self._similarities(rows["xb"], rows["d"], rows["dT"], lo, hi)
         finally:
+            rows["row_ends"][t] = time.perf_counter()
             rows["done"][t].set()
-        first, last = -(-lo // chunk), (hi // chunk if t < T - 1 else rows["n_chunks"])
-        if last > first:
-            self._loss(rows, first, last)
-        if t == 0:
-            for u in range(1, T):
-                if bounds[u] % chunk:
-                    rows["done"][u - 1].wait()
-                    rows["done"][u].wait()
-                    self._loss(rows, bounds[u] // chunk, bounds[u] // chunk + 1)
-        rows["row_ends"][t] = time.perf_counter()
+        while (job := self._claim(rows, t)) is not None:
+            self._loss(rows, *job)
+
+    def _claims(self, rows):
+        """The loss kernel's chunks of one network's cut rows, as ranges to claim (:meth:`_claim`): per thread the
+        chunks wholly among its rows, and each chunk that a boundary cuts; each range with the threads whose rows it
+        needs."""
+        bounds, chunk, T = rows["row_bounds"], rows["chunk"], len(rows["row_bounds"]) - 1
+        ranges, needs = [], []
+        for u in range(T):
+            first, last = -(-bounds[u] // chunk), (bounds[u + 1] // chunk if u < T - 1 else rows["n_chunks"])
+            ranges.append([first, max(first, last)])
+            needs.append((u,))
+        for u in range(1, T):
+            if bounds[u] % chunk:
+                ranges.append([bounds[u] // chunk, bounds[u] // chunk + 1])
+                needs.append((u - 1, u))
+        rows["claims"], rows["claim_needs"] = ranges, needs
+
+    def _claim(self, rows, t):
+        """The next chunks (first, last) of the loss kernel for thread ``t``, or None when none is left: half of
+        what is left of its own (at least one chunk), from the front; then one chunk at a time from the back of
+        any range whose rows are in (waiting for them where none is). A thread that finishes its products early
+        takes over chunks of a slower one; which thread runs a chunk does not change its bits."""
+        ranges, needs, done = rows["claims"], rows["claim_needs"], rows["done"]
+        while True:
+            waiting = None
+            with rows["claim_lock"]:
+                own = ranges[t]
+                if own[0] < own[1]:
+                    first = own[0]
+                    own[0] += max(1, (own[1] - own[0]) // 2)
+                    return first, own[0]
+                for span, need in zip(ranges, needs):
+                    if span[0] < span[1]:
+                        if all(done[u].is_set() for u in need):
+                            span[1] -= 1
+                            return span[1], span[1] + 1
+                        waiting = waiting or need
+            if waiting is None:
+                return None
+            for u in waiting:
+                done[u].wait()
+
+    def _both_rows(self, rows, start, t):
+        """Thread ``t``'s part of both steps (:meth:`_front_rows`, then :meth:`_back`), the threads meeting at a
+        barrier between them: one hand-over to the threads a minibatch instead of two."""
+        try:
+            self._front_rows(rows, start, t)
+            rows["barrier"].wait()
+        except threading.BrokenBarrierError:
+            return  # another thread failed: its exception is the one run_parts raises
+        except BaseException:
+            rows["barrier"].abort()
+            raise
+        rows["col_starts"][t] = time.perf_counter()
+        self._back(rows, t)
 
     def _back(self, rows, t):
         """Thread ``t``'s columns (``rows["col_bounds"]``) of the second product and of the completed, checked
