@@ -25,6 +25,16 @@ def _two_threads():
         pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
 
 
+def _every_step_split(monkeypatch, blas_limit=True):
+    """Two kernel threads (else skip), the kernels on and every step split however small (MIN_WORK 0); with
+    ``blas_limit``, skip without threadpoolctl (without it a fit's products are not cut)."""
+    _two_threads()
+    if blas_limit:
+        pytest.importorskip("threadpoolctl")
+    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
+    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+
+
 def _python(code, **env):
     full = {k: v for k, v in os.environ.items()
             if not k.startswith(("DAMLITE_CPU", "NUMBA_", "OMP_", "OPENBLAS_", "MKL_"))}
@@ -108,9 +118,7 @@ def test_a_fit_from_another_thread_keeps_the_limit_of_one(env):
 def test_the_limit_set_in_one_thread_holds_in_another(monkeypatch):
     """set_num_threads is per process: a thread started afterwards sees it, and a fit and a relaxation split over
     two threads from a non-main thread are bitwise the ones on one."""
-    _two_threads()
-    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    _every_step_split(monkeypatch, blas_limit=False)
     rng = np.random.default_rng(3)
     X = np.where(rng.random((300, 40)) < 0.5, -1.0, 1.0)
     mem = rng.normal(0, 0.2, (2, 30, 40))
@@ -368,10 +376,7 @@ def test_a_fit_whose_steps_are_split_gives_the_bits_of_one_thread(monkeypatch, G
     OpenBLAS (0.3.31, SkylakeX kernels) sums the last N mod 8 columns of the gradient product otherwise in a block of
     fewer than 193 columns than in the whole product, so the block sweep's N = 250 fits (96 networks of K = 100, 30
     patterns, commit 8a10c68) differed from the first epoch on between NUMBA_NUM_THREADS=1 and 2."""
-    _two_threads()
-    pytest.importorskip("threadpoolctl")
-    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    _every_step_split(monkeypatch)
     rng = np.random.default_rng(1)
     X = np.where(rng.random((30, N)) < 0.5, -1.0, 1.0)
     mem = rng.normal(0, 0.1, (G, K, N))
@@ -454,10 +459,7 @@ def test_a_boundary_moves_only_where_both_blocks_keep_the_whole_products_bits():
 def test_a_fit_whose_cuts_move_every_minibatch_gives_the_bits_of_one_thread(monkeypatch):
     """The boundaries moved back and forth (made-up finishing times fed to the balancing), one network's rows cut off
     chunk boundaries (a chunk's loss then waits for both threads' rows): bitwise the fit of one thread."""
-    _two_threads()
-    pytest.importorskip("threadpoolctl")
-    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    _every_step_split(monkeypatch)
     rng = np.random.default_rng(3)
     B, N = 1200, 120
     X = np.where(rng.random((B, N)) < 0.5, -1.0, 1.0)
@@ -550,10 +552,7 @@ def test_a_thread_waits_for_rows_that_are_not_in_yet_and_chunks_run_once_whoever
 def test_a_thread_that_fails_in_the_one_call_of_both_steps_leaves_no_thread_waiting(monkeypatch, part, worker):
     """A kernel failing on the kernels' other thread or on the calling one, before the threads meet between the two
     steps or after: the fit does not hang, warns once and ends on the NumPy loop, as that loop's fit."""
-    _two_threads()
-    pytest.importorskip("threadpoolctl")
-    monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
-    monkeypatch.setattr(cpu_kernels, "MIN_WORK", dict.fromkeys(cpu_kernels.MIN_WORK, 0))
+    _every_step_split(monkeypatch)
     rng = np.random.default_rng(3)
     X = np.where(rng.random((600, 120)) < 0.5, -1.0, 1.0)
     mem = rng.normal(0, 0.1, (1, 30, 120))
