@@ -458,6 +458,30 @@ def test_whole_epochs_freeze_a_network_that_overflows_as_the_loop_does(monkeypat
     np.testing.assert_array_equal(got.loss, want.loss)
 
 
+def test_the_tally_sums_each_networks_chunks_as_numpy_sum_does_and_keeps_only_finite_networks():
+    """A minibatch's loss per network, the sum of its chunks' losses, bitwise numpy.sum's along the chunks (pairwise:
+    blocks of 128, halves above) for 1 to 300 chunks and past several halvings, over values of 17 orders of
+    magnitude; ok only where the network was finite, its loss is and no memory is bad; the epoch's sums and flags
+    change only where ok."""
+    from damlite.kernels import _cpu_numba  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    for n in [*range(1, 301), 511, 512, 513, 1000, 1025, 4097]:
+        parts = rng.standard_normal((3, n)) * 10.0 ** rng.integers(-8, 9, (3, n))
+        epoch_loss, epoch_ok, ok = np.zeros(3), np.ones(3, bool), np.zeros(3, bool)
+        _cpu_numba.tally(parts, np.zeros((3, 4), bool), np.ones(3, bool), epoch_loss, epoch_ok, ok)
+        assert np.array_equal(epoch_loss, np.sum(parts, axis=1)), n
+        assert ok.all() and epoch_ok.all()
+    parts = np.array([[1.0, 2.0], [np.inf, 1.0], [3.0, 4.0], [5.0, 6.0]])
+    bad = np.zeros((4, 2), bool)
+    bad[2, 1] = True
+    finite = np.array([True, True, True, False])
+    epoch_loss, epoch_ok, ok = np.full(4, 10.0), np.array([True, True, True, True]), np.zeros(4, bool)
+    _cpu_numba.tally(parts, bad, finite, epoch_loss, epoch_ok, ok)
+    assert ok.tolist() == [True, False, False, False] and epoch_ok.tolist() == ok.tolist()
+    assert epoch_loss.tolist() == [13.0, 10.0, 10.0, 10.0]
+
+
 def test_whole_epochs_fall_back_to_the_loop_when_a_kernel_fails(monkeypatch):
     """A kernel failing mid-epoch: one warning, the epoch restored and rerun by the NumPy loop."""
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")

@@ -123,7 +123,7 @@ class CpuFit:
         self.step_consts = cpu_kernels.step_consts(dtype, momentum, floor)
         self.order = np.arange(B, dtype=np.int64)
         self.lr = np.zeros(G, dtype=dtype)
-        self.finite = np.ones(G, dtype=np.bool_)
+        self.finite, self.ok = np.ones(G, dtype=np.bool_), np.ones(G, dtype=np.bool_)
         self.epoch_loss, self.epoch_ok = np.zeros(G, dtype=dtype), np.ones(G, dtype=np.bool_)
         self.xb, self.tb, self.xs = (np.empty((batch, N), dtype), np.empty((batch, M), dtype),
                                      np.empty((batch, M), dtype))
@@ -415,8 +415,6 @@ class CpuFit:
                 self._similarities(rows["xb"], rows["d"], rows["dT"], 0, b)
             if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
                 return False
-        loss_part = rows["loss_part"]
-        loss = loss_part[:, 0].copy() if loss_part.shape[1] == 1 else np.sum(loss_part, axis=1)
         if by_rows and rows["one_call"]:
             began = min(rows["col_starts"])
         else:
@@ -427,10 +425,12 @@ class CpuFit:
                 return False
         if not rows["back_whole"]:
             self._rebalance(rows, "col", began)
-        ok = self.finite & np.isfinite(loss) & ~self.bad.any(axis=1)
-        self.epoch_loss[ok] += loss[ok]
-        self.epoch_ok &= ok
-        self.pending, self.step_parts, self.step_cut = ok, rows["step"], rows["step_cut"]
+        # ok = finite, the loss finite and no memory bad; epoch_loss += loss where ok; epoch_ok &= ok (the step of
+        # this minibatch, which reads ok, runs before the next minibatch's tally)
+        if not cpu_kernels.call("tally", rows["loss_part"], self.bad, self.finite, self.epoch_loss, self.epoch_ok,
+                                self.ok):
+            return False
+        self.pending, self.step_parts, self.step_cut = self.ok, rows["step"], rows["step_cut"]
         return True
 
     def _loss(self, rows, lo, hi):
