@@ -14,6 +14,7 @@ per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
              loss     loss, r and the evaluated columns' part (damlite.kernels.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
              complete grad <- b_out b_in (grad + columns), its finiteness
+    then     tally    the loss (its chunks summed as numpy.sum sums them), ok, the epoch's loss and flags
 
 (the last minibatch's step runs at the epoch's end). Each step is split over the T threads, which
 wait for each other between the steps. ``front``, for one network whose rows are cut: each thread

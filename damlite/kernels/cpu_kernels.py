@@ -13,8 +13,9 @@ temporaries, and agree with it to rounding (the tests check both dtypes, on 1 an
 
 A training fit whose minibatches all networks share runs whole epochs through
 :mod:`damlite.kernels.cpu_fit` (per minibatch a gather kernel, the loss kernel, a kernel that
-completes and checks the gradient and the optimiser step, with the two matrix products
-into buffers, in two steps split over the threads), bitwise the results of the
+completes and checks the gradient, one that sums the minibatch's loss and flags its networks, and
+the optimiser step, with the two matrix products into buffers, in two steps split over the
+threads), bitwise the results of the
 minibatch loop of :mod:`damlite.training`.
 
 The loss kernel is compiled once per interaction (its kind and exponent): for the
