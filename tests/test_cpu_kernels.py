@@ -780,8 +780,8 @@ def test_the_gather_reads_the_rows_of_its_order_whatever_it_fetches_ahead(coded)
 @pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_whole_epochs_from_coded_rows_are_bitwise_the_minibatch_loop(monkeypatch, dtype, G, threads):
     """Probes of at most 256 values (pixels k / 15 here, -0.0 one of them; MNIST's are k / 127.5 - 1): a
-    float64 fit on 1 or 2 threads gathers its rows from 1-byte codes (cpu_kernels.palette), with the same
-    memories and losses to the last bit as the loop."""
+    float64 or float32 fit on 1 or 2 threads gathers its rows from 1-byte codes (cpu_kernels.palette), with the
+    same memories and losses to the last bit as the loop."""
     if threads > 1 and not _threads_available():
         pytest.skip("numba has fewer than 2 threads here (NUMBA_NUM_THREADS)")
     monkeypatch.setenv("DAMLITE_CPU_KERNELS", "numba")
@@ -791,10 +791,8 @@ def test_whole_epochs_from_coded_rows_are_bitwise_the_minibatch_loop(monkeypatch
     kw = dict(beta_in=0.06, beta_out=2.0, learning_rate=0.03, momentum=0.6, epochs=2, batch_size=50,
               error_exponent=3, neurons=slice(60, 66), random_state=1)
     got, fits = _whole_epoch_fit(monkeypatch, threads, mem, X, T, F, kw)
-    if dtype == np.float64:
-        assert fits and 0 < len(fits[0].table) <= 32 and fits[0].codes.shape == X.shape
-    else:  # float32: the rows themselves (a float32 row copies as fast as its codes look up)
-        assert fits and len(fits[0].table) == 0
+    assert fits and 0 < len(fits[0].table) <= 32 and fits[0].codes.shape == X.shape
+    assert fits[0].table.dtype == dtype
     _without_whole_epochs(monkeypatch)
     want = train_memories(mem, X, T, F, **kw)
     assert np.abs(got.memories - mem).max() > 1e-3

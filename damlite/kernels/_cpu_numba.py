@@ -281,8 +281,9 @@ def _prefetch(typingctx, arr, i, j):
     the CPU's own prefetcher learns a row's lines only once it is being read. Measured (bench/HISTORY.md,
     2026-11-29), one thread, MNIST: the float64 gather from 1-byte codes with each row's codes fetched two rows
     ahead took 0.76x the time back to back (31.7 against 41.6 ms an epoch; 1, 2, 4 or 8 rows ahead the same) and
-    0.85x within Krotov's epochs (42.5 against 50.2 ms, 14 of 15 alternating rounds): ~1.5 % of the epoch. The
-    float32 rows (3 KB each) gain nothing (1.02x), so only the codes are fetched ahead.
+    0.85x within Krotov's epochs (42.5 against 50.2 ms, 14 of 15 alternating rounds): ~1.5 % of the epoch. Rows
+    copied as they are (float32 ones, 3 KB each, before they too were read from codes) gained nothing (1.02x), so
+    only the codes are fetched ahead.
     """
     if not (isinstance(arr, types.Array) and arr.ndim == 2 and isinstance(i, types.Integer)
             and isinstance(j, types.Integer)):
@@ -838,8 +839,9 @@ def step(memories, velocity, grad, ok, lr, consts, normalize, clamp_start, clamp
 def gather(probes, codes, table, targets, order, start, colidx, xb, tb, xs, lo, hi):
     """Rows lo to hi of the minibatch of rows order[start:start + b]: xb = probes[rows], tb = targets[rows],
     xs = xb[:, colidx]. With a ``table`` (not empty), the rows are read as ``table[codes[rows]]``
-    (:func:`palette`): the same values, an eighth of the bytes (float64) to fetch from memory, each row's codes
-    fetched :data:`PREFETCH_ROWS` rows ahead (:func:`_prefetch`; rows themselves are not: measured no faster)."""
+    (:func:`palette`): the same values, an eighth (float64) or a quarter (float32) of the bytes to fetch from
+    memory, each row's codes fetched :data:`PREFETCH_ROWS` rows ahead (:func:`_prefetch`; rows themselves are not:
+    measured no faster)."""
     N, M = xb.shape[1], targets.shape[1]
     coded = table.shape[0] > 0
     for b in range(lo, hi):

@@ -9,7 +9,7 @@ per fit). Per minibatch of b rows, on T threads (the kernels' thread count)::
     front    step     the last minibatch's optimiser step of each memory (gradient 0 in a network that is
                       not finite), then w = 2 zeta[:, cols]^T
              gather   xb, tb, xs <- probes[order[rows]], targets[order[rows]], xb[:, cols]
-                      (float64: from 1-byte codes where the probes take at most 256 values, fetched ahead)
+                      (from 1-byte codes where the probes take at most 256 values, fetched ahead)
              GEMM     d (b, G K) = xb zeta^T (float64, G K <= 256: as (zeta xb^T)^T, where bitwise the same)
              loss     loss, r and the evaluated columns' part (damlite.kernels.cpu_kernels)
     back     GEMM     grad (G K, N) = r^T xb
@@ -136,13 +136,15 @@ class CpuFit:
         self.pending, self.step_parts, self.step_cut = None, 1, [0, G * K]  # a minibatch's step, run with the next
         # the kernels' thread count; a fit splits its products only where BLAS can be held to one thread meanwhile
         self.limit = cpu_kernels.num_threads() if cpu_kernels._blas_controller() else 1
-        # float64 probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the
-        # probes (cpu_kernels.palette, ~0.07 s of setup for MNIST). Measured (bench/HISTORY.md; 2026-11-27, commits
-        # 55280ad and b376a13): the gather 0.051 -> 0.039 s per epoch on 1 thread (whole epochs 2.6 % faster, 11
-        # alternating rounds), on 2 threads 3-12 % faster epochs in two records and no gain in two A/Bs. float32
-        # keeps its rows: a float32 row copies as fast as its codes look up (0.031 against 0.035 s per epoch on 1
-        # thread).
-        coded = cpu_kernels.palette(self.probes) if dtype == np.float64 else None
+        # probes of at most 256 values (MNIST's): the gather reads 1-byte codes, table[codes] bitwise the probes
+        # (cpu_kernels.palette, ~0.07 s of setup for MNIST). Measured (bench/HISTORY.md), float64 (2026-11-27,
+        # commits 55280ad and b376a13): the gather 0.051 -> 0.039 s per epoch on 1 thread (whole epochs 2.6 % faster,
+        # 11 alternating rounds), on 2 threads 3-12 % faster epochs in two records and no gain in two A/Bs; float32
+        # (2026-11-30): its rows copied took 0.031 s an epoch against 0.035 from codes on 2026-11-27; on 2026-11-30
+        # 0.055 against 0.035 in one hour (whole epochs 0.925x, 10 of 10 alternating rounds) and 0.038-0.039 against
+        # 0.039-0.040 in the next (1.016x and 1.007x, 0 and 2 of 8): the codes, a quarter of the bytes to fetch, cost
+        # the same whatever the machine's memory is doing; the rows cost up to half again more when it is busy.
+        coded = cpu_kernels.palette(self.probes)
         self.codes, self.table = coded or (np.empty((0, 0), np.uint8), np.empty(0, dtype))
         # BLAS on one thread during every epoch: where the steps are split, the kernel threads cut the products
         # themselves; where they are not, BLAS's own threads lose (measured, bench/threads.py: 3-7x slower
