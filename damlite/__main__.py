@@ -155,6 +155,17 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
             pass
 
 
+def _say_interrupted(stop, code):
+    """The interrupted sweep's last line, with Ctrl-C and SIGTERM ignored while it prints (a third Ctrl-C in quick
+    succession once cut it off with a traceback), then :func:`_exit_now_on_signal`."""
+    import signal  # noqa: PLC0415
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    print(f"damlite: {stop}", file=sys.stderr)
+    _exit_now_on_signal(code)
+
+
 def _exit_now_on_signal(code):
     """After an interrupted sweep (its results written, its lock released): another Ctrl-C ends the process at once."""
     import signal  # noqa: PLC0415
@@ -291,8 +302,7 @@ def main(argv=None):
             sys.stderr.close()
         return 0
     except SweepInterrupted as stop:  # every finished block is written; the message says how many
-        print(f"damlite: {stop}", file=sys.stderr)
-        _exit_now_on_signal(128 + int(stop.signum))
+        _say_interrupted(stop, 128 + int(stop.signum))
         return 128 + int(stop.signum)
     except KeyboardInterrupt:
         print("damlite: interrupted" + ("; rerun the same command to resume" if args.command == "sweep" else ""),
