@@ -418,7 +418,7 @@ class CpuFit:
                 self._similarities(rows["xb"], rows["d"], rows["dT"], 0, b)
             if not cpu_kernels.run_parts(self._front, rows["front"], lambda t: (rows, start, t)):
                 return False
-        if by_rows and rows["one_call"]:
+        if rows["one_call"]:  # the back step ran in the same call (one_call implies by_rows)
             began = min(rows["col_starts"])
         else:
             if rows["back_whole"]:  # the second product whole (its cut would round differently)
