@@ -1000,7 +1000,7 @@ def _pairwise_sum(a, lo, n):
 @njit(nogil=True)
 def tally(loss_part, bad, finite, epoch_loss, epoch_ok, ok):
     """A minibatch's bookkeeping, per network g: its loss, the sum of its chunks' ``loss_part[g]`` as
-    ``numpy.sum(loss_part, axis=1)`` gives it (the first chunk, then :func:`_pairwise_sum` of the rest); ``ok[g]``:
+    ``numpy.sum(loss_part, axis=1)`` gives it (:func:`_pairwise_sum` of all its chunks); ``ok[g]``:
     ``finite[g]``, the loss finite and no ``bad[g, k]``; where ok, the loss added to ``epoch_loss[g]``;
     ``epoch_ok[g]`` and-ed with ok. One call in place of eight NumPy calls between a fit's kernels (there each
     took ~50 us, its code and data out of the caches: 6 ms of a Krotov epoch)."""
